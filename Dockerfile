@@ -1,0 +1,51 @@
+# Gatehouse: the web app (gunicorn, the default command) or, from the same image, a run worker.
+#
+# Unverified here: no Docker engine runs where this project is built and tested, so the image
+# itself has never been built by the project. Its build steps live in docker/build.sh, which is
+# run without Docker instead. See README.md, "Docker".
+
+# --- Build stage: the virtual environment and the collected static files. ---
+FROM python:3.12-slim AS build
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+COPY requirements.txt ./
+COPY docker/build.sh docker/build.sh
+RUN docker/build.sh dependencies /opt/venv
+
+COPY . .
+RUN docker/build.sh static /opt/venv
+
+# --- Runtime stage: Python, Graphviz, the app, a non-root user. ---
+FROM python:3.12-slim
+
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends graphviz \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --create-home --uid 10001 --user-group gatehouse
+
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    GATEHOUSE_VAR_DIR=/app/var \
+    PORT=8000 \
+    WEB_CONCURRENCY=3
+
+WORKDIR /app
+COPY --from=build /opt/venv /opt/venv
+COPY --from=build /app /app
+RUN mkdir -p /app/var && chown gatehouse:gatehouse /app/var
+
+USER gatehouse
+EXPOSE 8000
+VOLUME ["/app/var"]
+
+HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \
+    CMD ["python", "/app/docker/healthcheck.py"]
+
+# Gunicorn binds 0.0.0.0:$PORT, starts $WEB_CONCURRENCY workers, and reads more options from
+# GUNICORN_CMD_ARGS. The worker runs from the same image: python manage.py db_worker --no-reload
+CMD ["gunicorn", "editor.wsgi", "--access-logfile", "-"]

@@ -1,0 +1,121 @@
+# Gatehouse. The two commands that matter:
+#
+#   make run    set up what is missing, then serve the app on http://127.0.0.1:$(PORT)
+#   make test   set up what is missing (with the development tools), then run every check
+#
+# Both work on a machine that has never seen the project, and skip the set-up steps that are
+# already done, so running them again is fast.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
+BENCHMARK := tests/benchmarks/graph_core.py
+
+# The local server: development mode, and a secret key kept under var/ unless one is given.
+DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key)
+
+.PHONY: help run test lint bench schema setup setup-dev graphviz chromium
+
+help:
+	@echo "make run     set up, migrate, create the first user, serve on 127.0.0.1:$(PORT)"
+	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
+	@echo "make lint    import contracts, ruff check, ruff format --check"
+	@echo "make bench   benchmark the graph core ($(BENCHMARK))"
+	@echo "make schema  regenerate docs/schemas/graph.schema.json"
+
+# --- Python and its packages -------------------------------------------------------------------
+
+# The first Python >= 3.12 that actually runs: pyenv's shims on PATH exist for every installed
+# version but refuse to run one that is not selected, so each candidate is run, not looked up.
+$(PY):
+	@found=""; \
+	pyenv_root="$$(pyenv root 2>/dev/null || true)"; \
+	for candidate in python3.13 python3.12 python3 \
+		$${pyenv_root:+$$pyenv_root/versions/3.1[2-9]*/bin/python3} \
+		"$$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3; do \
+		if "$$candidate" -c 'import sys; assert sys.version_info >= (3, 12)' >/dev/null 2>&1; then \
+			found="$$candidate"; break; \
+		fi; \
+	done; \
+	if [ -z "$$found" ]; then \
+		echo "Gatehouse needs Python 3.12 or newer (Django 6 requires it), and none was found." >&2; \
+		echo "Looked for python3.13, python3.12 and python3 on PATH, then" \
+			"$${pyenv_root:-\$$(pyenv root)}/versions/3.1[2-9]*/bin/python3 and" \
+			"$$HOME/.pyenv/versions/3.1[2-9]*/bin/python3." >&2; \
+		echo "Install one (for example: pyenv install 3.12) and run make again." >&2; \
+		exit 1; \
+	fi; \
+	echo "Creating $(VENV) with $$found ($$("$$found" -c 'import platform; print(platform.python_version())'))"; \
+	"$$found" -m venv --clear $(VENV)
+
+# Stamp files record what was installed; pip runs again only when a requirements file changes.
+$(VENV)/.runtime-installed: requirements.txt $(PY)
+	@echo "Installing requirements.txt"
+	@$(PIP_INSTALL) -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev-installed: requirements-dev.txt requirements.txt $(PY)
+	@echo "Installing requirements-dev.txt"
+	@$(PIP_INSTALL) -r requirements-dev.txt
+	@touch $@
+
+# --- System packages ---------------------------------------------------------------------------
+
+# $(call debian_install,PACKAGE,WHAT,WHY): install a Debian package as root, or say how to.
+debian_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	echo "Installing $(2) (Debian package $(1))"; \
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null; \
+	else echo "$(2) is missing. $(3) On Debian or Ubuntu: sudo apt-get install $(1)" >&2; fi
+
+graphviz:
+	@if ! command -v dot >/dev/null 2>&1; then \
+		$(call debian_install,graphviz,Graphviz (the dot program),Gatehouse draws graphs with it.); \
+		command -v dot >/dev/null 2>&1 || { echo "Install Graphviz (macOS: brew install graphviz), then run make again." >&2; exit 1; }; \
+	fi
+
+# Browser tests drive Debian's Chromium; without it they cannot run, the rest of the suite can.
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		$(call debian_install,chromium,Chromium at /usr/bin/chromium,The browser tests need it.); \
+	fi
+
+# --- Set-up ------------------------------------------------------------------------------------
+
+setup: $(VENV)/.runtime-installed graphviz
+
+setup-dev: setup $(VENV)/.dev-installed chromium
+
+var/dev-secret-key: | $(PY)
+	@mkdir -p var
+	@umask 077 && $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' > $@
+
+# --- The two commands --------------------------------------------------------------------------
+
+run: setup var/dev-secret-key
+	@mkdir -p var
+	@$(DEV_ENV) $(PY) manage.py migrate --no-input --verbosity 0
+	@$(DEV_ENV) $(PY) manage.py ensure_admin --base-url http://127.0.0.1:$(PORT)
+	@$(DEV_ENV) exec $(PY) manage.py runserver 127.0.0.1:$(PORT)
+
+test: setup-dev lint
+	$(VENV)/bin/pytest -q
+
+# --- Other targets -----------------------------------------------------------------------------
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/lint-imports --no-logo
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: setup
+	$(PY) $(BENCHMARK)
+
+schema: setup-dev
+	GATEHOUSE_UPDATE_SCHEMA=1 $(VENV)/bin/pytest -q tests/unit/test_schema.py

@@ -1,0 +1,82 @@
+"""The graph document core: pure Python, no Django.
+
+Reads, checks, hashes and writes ``salvor_graph`` v1 documents exactly as the
+reference implementation does (specs 01–03), plus Gatehouse's validation
+extensions. Everything public is re-exported here.
+"""
+
+from editor.graph.agents import AgentDefinition, agent_def_hash, parse_agent_definition
+from editor.graph.document import DEFAULT_MAX_BYTES, validate_document
+from editor.graph.errors import (
+    ExpressionError,
+    GraphError,
+    InvalidAgentDefinition,
+    JsonError,
+    MalformedDocument,
+)
+from editor.graph.expressions import (
+    MISSING,
+    Expression,
+    Reference,
+    parse_expression,
+    parse_reference,
+)
+from editor.graph.jsonio import canonical_json, hash_value, read_json
+from editor.graph.model import (
+    SCHEMA_VERSION,
+    AgentNode,
+    BranchNode,
+    Edge,
+    FoldNode,
+    GateNode,
+    Graph,
+    MapNode,
+    Node,
+    ToolNode,
+)
+from editor.graph.parsing import parse_document, parse_graph
+from editor.graph.schema import graph_json_schema
+from editor.graph.validation import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES, summarize, validate
+from editor.graph.wire import canonical_graph, graph_hash, wire_json, wire_value
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_EDGES",
+    "DEFAULT_MAX_NODES",
+    "MISSING",
+    "SCHEMA_VERSION",
+    "AgentDefinition",
+    "AgentNode",
+    "BranchNode",
+    "Edge",
+    "Expression",
+    "ExpressionError",
+    "FoldNode",
+    "GateNode",
+    "Graph",
+    "GraphError",
+    "InvalidAgentDefinition",
+    "JsonError",
+    "MalformedDocument",
+    "MapNode",
+    "Node",
+    "Reference",
+    "ToolNode",
+    "agent_def_hash",
+    "canonical_graph",
+    "canonical_json",
+    "graph_hash",
+    "graph_json_schema",
+    "hash_value",
+    "parse_agent_definition",
+    "parse_document",
+    "parse_expression",
+    "parse_graph",
+    "parse_reference",
+    "read_json",
+    "summarize",
+    "validate",
+    "validate_document",
+    "wire_json",
+    "wire_value",
+]

@@ -1,0 +1,216 @@
+"""Agent definitions and ``agent_def_hash`` (spec 01, *Agent definitions*).
+
+A definition is parsed as strictly as a graph. Its identity is the hash of its
+canonical form **without** ``name``, so renaming an agent keeps its identity
+(seed 000). Defaults are written out before hashing (``tools`` ``[]``,
+``options`` ``{}``; an empty ``budget`` is dropped), so two spellings of the same
+definition have one hash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from editor.graph.errors import InvalidAgentDefinition, JsonError
+from editor.graph.jsonio import hash_value, read_json
+from editor.graph.text import is_blank
+
+__all__ = ["AgentDefinition", "agent_def_hash", "parse_agent_definition"]
+
+MAX_AGENT_NAME_LENGTH = 64
+U32_MAX = 4294967295
+FIXED_MODELS = ("echo", "scripted")
+OPENAI_PREFIX = "openai:"
+_KEYS = ("name", "model", "prompt", "tools", "budget", "options")
+_BUDGET_KEYS = ("max_steps", "max_tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDefinition:
+    model: str
+    prompt: str
+    name: str | None = None
+    tools: tuple[str, ...] = ()
+    budget: dict[str, int] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def identity(self) -> dict[str, Any]:
+        """The hashed form: everything but ``name``, defaults written out."""
+        value: dict[str, Any] = {
+            "model": self.model,
+            "prompt": self.prompt,
+            "tools": list(self.tools),
+            "options": self.options,
+        }
+        if self.budget:
+            value["budget"] = dict(self.budget)
+        return value
+
+    def as_json(self) -> dict[str, Any]:
+        """The definition as stored and served: its identity plus ``name`` when set."""
+        value = self.identity()
+        if self.name is not None:
+            value = {"name": self.name, **value}
+        return value
+
+
+def agent_def_hash(definition: AgentDefinition) -> str:
+    """``sha256:<hex>`` of the canonical definition without its name."""
+    return hash_value(definition.identity())
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.errors: list[dict[str, str]] = []
+
+    def add(self, code: str, message: str, field_name: str) -> None:
+        self.errors.append({"code": code, "message": message, "field": field_name})
+
+    def malformed(self, message: str, field_name: str) -> None:
+        self.add("malformed_definition", message, field_name)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _budget(raw: Any, problems: _Problems) -> dict[str, int]:
+    if raw is None:
+        return {}
+    if type(raw) is not dict:
+        problems.malformed(f"`budget` must be an object, found {_kind(raw)}", "budget")
+        return {}
+    budget: dict[str, int] = {}
+    for key, value in raw.items():
+        where = f"budget.{key}"
+        if key not in _BUDGET_KEYS:
+            problems.malformed(
+                f"unknown field `{key}` in `budget`, expected `max_steps` or `max_tokens`", where
+            )
+        elif value is None:
+            continue
+        elif type(value) is not int or not 1 <= value <= U32_MAX:
+            problems.malformed(f"`{where}` must be an integer in 1..={U32_MAX}", where)
+        else:
+            budget[key] = value
+    return budget
+
+
+def _options(model: str | None, raw: Any, problems: _Problems) -> dict[str, Any]:
+    if raw is None:
+        raw = {}
+    if type(raw) is not dict:
+        problems.malformed(f"`options` must be an object, found {_kind(raw)}", "options")
+        return {}
+    if model != "scripted":
+        for key in raw:
+            problems.malformed(
+                f"unknown field `{key}` in `options`: only the scripted model takes options",
+                f"options.{key}",
+            )
+        return {}
+    for key in raw:
+        if key != "replies":
+            problems.malformed(
+                f"unknown field `{key}` in `options`, expected `replies`", f"options.{key}"
+            )
+    replies = raw.get("replies")
+    if replies is None:
+        problems.add(
+            "missing_replies",
+            "a scripted agent needs `options.replies`, a list of strings",
+            "options.replies",
+        )
+        return {}
+    if type(replies) is not list or any(type(reply) is not str for reply in replies):
+        problems.malformed("`options.replies` must be a list of strings", "options.replies")
+        return {}
+    return {"replies": replies}
+
+
+def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinition:
+    """Parse a definition strictly; raises :class:`InvalidAgentDefinition` listing every problem."""
+    problems = _Problems()
+    if isinstance(data, dict):
+        raw: Any = data
+    else:
+        try:
+            raw = read_json(data)
+        except JsonError as error:
+            problems.malformed(str(error), "")
+            raise InvalidAgentDefinition(problems.errors) from None
+    if type(raw) is not dict:
+        problems.malformed(f"an agent definition must be a JSON object, found {_kind(raw)}", "")
+        raise InvalidAgentDefinition(problems.errors)
+    for key in raw:
+        if key not in _KEYS:
+            expected = ", ".join(f"`{name}`" for name in _KEYS)
+            problems.malformed(f"unknown field `{key}`, expected one of {expected}", key)
+
+    name = raw.get("name")
+    if name is not None:
+        if type(name) is not str:
+            problems.malformed(f"`name` must be a string, found {_kind(name)}", "name")
+            name = None
+        elif is_blank(name):
+            problems.add(
+                "blank_agent_name", "`name`, if set, must not be empty or all whitespace", "name"
+            )
+        elif len(name) > MAX_AGENT_NAME_LENGTH:
+            problems.add(
+                "agent_name_too_long",
+                f"`name` is {len(name)} characters, over the {MAX_AGENT_NAME_LENGTH}-character cap",
+                "name",
+            )
+
+    model = raw.get("model")
+    if model is None:
+        problems.malformed("missing field `model`", "model")
+    elif type(model) is not str:
+        problems.malformed(f"`model` must be a string, found {_kind(model)}", "model")
+        model = None
+    elif model not in FIXED_MODELS and not (
+        model.startswith(OPENAI_PREFIX) and not is_blank(model[len(OPENAI_PREFIX) :])
+    ):
+        problems.add(
+            "unknown_model",
+            f"unknown model `{model}`: expected `echo`, `scripted` or `openai:<model name>`",
+            "model",
+        )
+
+    prompt = raw.get("prompt")
+    if prompt is None:
+        problems.malformed("missing field `prompt`", "prompt")
+    elif type(prompt) is not str:
+        problems.malformed(f"`prompt` must be a string, found {_kind(prompt)}", "prompt")
+
+    tools = raw.get("tools")
+    if tools is None:
+        tools = []
+    elif type(tools) is not list or any(type(tool) is not str for tool in tools):
+        problems.malformed("`tools` must be a list of tool names (strings)", "tools")
+        tools = []
+
+    budget = _budget(raw.get("budget"), problems)
+    options = _options(model, raw.get("options"), problems)
+    if problems.errors:
+        raise InvalidAgentDefinition(problems.errors)
+    return AgentDefinition(
+        model=model,
+        prompt=prompt,
+        name=name,
+        tools=tuple(tools),
+        budget=budget,
+        options=options,
+    )

@@ -1,0 +1,294 @@
+"""Strict JSON in, canonical JSON out.
+
+:func:`read_json` reads JSON the way the reference implementation's parser
+does (spec 01, *Strict parsing*): it refuses what Python's :mod:`json` quietly
+accepts — a byte-order mark, invalid UTF-8, lone surrogate escapes, ``NaN`` and
+``Infinity``, duplicate object keys, nesting 128 levels deep — and it reads
+numbers as the reference does (``-0`` is the float ``-0.0``; an integer outside
+i64 ∪ u64 is a float; a number that overflows a double is refused).
+
+:func:`canonical_json` writes the canonical form: compact, every object's keys
+sorted, strings escaped like the reference, floats in the reference's shortest
+round-trip layout (which is not Python's ``repr``).
+
+The fast paths lean on the C-accelerated :mod:`json` module; the slow paths run
+only when a rare hazard is present, so a typical document costs little more
+than ``json.loads`` and ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+from editor.graph.errors import JsonError
+
+__all__ = [
+    "I64_MIN",
+    "MAX_DEPTH",
+    "U64_MAX",
+    "canonical_json",
+    "format_float",
+    "hash_value",
+    "number_from_text",
+    "read_json",
+    "reference_number",
+]
+
+I64_MIN = -(2**63)
+U64_MAX = 2**64 - 1
+#: The deepest nesting the reference's parser accepts (the outermost value is level 1).
+MAX_DEPTH = 127
+
+# Nesting depth is measured on the bytes: escapes removed, braces mapped to
+# brackets, everything but brackets and quotes deleted, string contents dropped,
+# then one level of innermost ``[]`` peeled per pass.
+_DEPTH_MAP = bytes.maketrans(b"{}", b"[]")
+_DEPTH_DELETE = bytes(byte for byte in range(256) if byte not in b'"[]{}')
+_QUOTED = re.compile(rb'"[^"]*"')
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_CANONICAL_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
+def number_from_text(text: str) -> int | float:
+    """Convert the text of a valid JSON number as the reference reads it.
+
+    Raises :class:`ValueError` when the value overflows a double.
+    """
+    if "." in text or "e" in text or "E" in text:
+        value = float(text)
+    elif text == "-0":
+        return -0.0
+    else:
+        number = int(text)
+        if I64_MIN <= number <= U64_MAX:
+            return number
+        value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text} is out of range")
+    return value
+
+
+def reference_number(value: int) -> int | float:
+    """Apply the reference's integer rule to an integer from plain ``json.loads``."""
+    if I64_MIN <= value <= U64_MAX:
+        return value
+    return float(value)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise JsonError(f"the number {_shorten(text)} is out of range for a double")
+    return value
+
+
+def _parse_int(text: str) -> int | float:
+    try:
+        value = int(text)
+    except ValueError:
+        # Longer than Python's int-from-text limit (4300 digits): far beyond a double.
+        raise JsonError(f"the number {_shorten(text)} is out of range for a double") from None
+    if I64_MIN <= value <= U64_MAX and text != "-0":
+        return value
+    try:
+        return number_from_text(text)
+    except ValueError:
+        raise JsonError(f"the number {_shorten(text)} is out of range for a double") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise JsonError(f"`{name}` is not a JSON value")
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise JsonError(f"duplicate key `{key}` in one object")
+            seen.add(key)
+    return obj
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _decode(raw: bytes) -> str:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise JsonError("the text starts with a byte-order mark, which JSON does not allow")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise JsonError(f"the text is not valid UTF-8 (byte {error.start})") from None
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _nesting_exceeds(raw: bytes, limit: int) -> bool:
+    """Whether balanced JSON ``raw`` nests deeper than ``limit`` levels.
+
+    Linear passes in C over the bytes; at most ``limit`` peeling passes, so the
+    cost stays bounded whatever the input.
+    """
+    brackets = (
+        raw.replace(b"\\\\", b"")
+        .replace(b'\\"', b"")
+        .translate(_DEPTH_MAP, _DEPTH_DELETE)
+        # Adjacent quotes are an empty string or the end and start of two strings
+        # with nothing between them: dropping the pair keeps the quotes paired.
+        .replace(b'""', b"")
+    )
+    if b'"' in brackets:
+        brackets = _QUOTED.sub(b"", brackets)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets = brackets.replace(b"[]", b"")
+    return bool(brackets)
+
+
+def read_json(data: bytes | bytearray | memoryview | str) -> Any:
+    """Read one JSON value strictly, as the reference implementation does.
+
+    Returns plain Python values (``dict``, ``list``, ``str``, ``int``, ``float``,
+    ``bool``, ``None``). Raises :class:`JsonError` naming what is wrong; no
+    input makes any other exception escape.
+    """
+    if isinstance(data, str):
+        text = data
+        if text.startswith("\ufeff"):
+            raise JsonError("the text starts with a byte-order mark, which JSON does not allow")
+        raw = None
+    elif isinstance(data, (bytes, bytearray, memoryview)):
+        raw = bytes(data)
+        text = _decode(raw)
+    else:
+        raise JsonError(f"expected JSON text, got {type(data).__name__}")
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_object_without_duplicates,
+            parse_constant=_refuse_constant,
+            parse_float=_parse_float,
+            parse_int=_parse_int,
+        )
+    except json.JSONDecodeError as error:
+        raise JsonError(
+            f"invalid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None
+    except RecursionError:
+        raise JsonError(_too_deep()) from None
+    if isinstance(data, str) and _SURROGATE_ESCAPE.search(text) is None:
+        # A str argument may carry raw lone surrogates that no escape produced.
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise JsonError("the text contains a lone UTF-16 surrogate") from None
+    elif _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        raise JsonError("a \\u escape is an unpaired UTF-16 surrogate")
+    if isinstance(value, (dict, list)):
+        if raw is None:
+            raw = text.encode("utf-8")
+        if _nesting_exceeds(raw, MAX_DEPTH):
+            raise JsonError(_too_deep())
+    return value
+
+
+def _too_deep() -> str:
+    return f"the JSON nests {MAX_DEPTH + 1} levels or deeper; the limit is {MAX_DEPTH}"
+
+
+def format_float(value: float) -> str:
+    """Format a finite float in the reference's shortest round-trip layout.
+
+    Plain decimal from 1e-5 up to 1e16 (always with a fraction: ``1.0``),
+    exponent form outside it with an explicit sign and no padding
+    (``1e-6``, ``1.5e-7``, ``1e+16``).
+    """
+    text = repr(value)
+    if "e" not in text:
+        return text
+    mantissa, exponent_text = text.split("e")
+    exponent = int(exponent_text)
+    if exponent == -5:
+        sign = "-" if mantissa.startswith("-") else ""
+        return f"{sign}0.0000{mantissa.lstrip('-').replace('.', '')}"
+    return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
+
+
+def _write(value: Any, parts: list[str]) -> None:
+    if isinstance(value, str):
+        parts.append(json.dumps(value, ensure_ascii=False))
+    elif value is None:
+        parts.append("null")
+    elif value is True:
+        parts.append("true")
+    elif value is False:
+        parts.append("false")
+    elif isinstance(value, int):
+        parts.append(str(int(value)))
+    elif isinstance(value, float):
+        parts.append(format_float(value))
+    elif isinstance(value, dict):
+        parts.append("{")
+        for index, key in enumerate(sorted(value)):
+            if index:
+                parts.append(",")
+            parts.append(json.dumps(key, ensure_ascii=False))
+            parts.append(":")
+            _write(value[key], parts)
+        parts.append("}")
+    elif isinstance(value, (list, tuple)):
+        parts.append("[")
+        for index, item in enumerate(value):
+            if index:
+                parts.append(",")
+            _write(item, parts)
+        parts.append("]")
+    else:
+        raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def canonical_text(value: Any) -> str:
+    """The canonical form of a JSON value, as text."""
+    text = _CANONICAL_ENCODER.encode(value)
+    # Python's float repr differs from the reference's layout only for negative
+    # exponents (1e-05, 1e-06); without "e-" anywhere the fast output is exact.
+    if "e-" not in text:
+        return text
+    parts: list[str] = []
+    _write(value, parts)
+    return "".join(parts)
+
+
+def canonical_json(value: Any) -> bytes:
+    """The canonical form of a JSON value (spec 01), as UTF-8 bytes."""
+    return canonical_text(value).encode("utf-8")
+
+
+def hash_value(value: Any) -> str:
+    """``sha256:`` + the lowercase hex SHA-256 of the value's canonical form."""
+    return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()

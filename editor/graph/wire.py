@@ -1,0 +1,144 @@
+"""Writing graphs: the wire form, the canonical form and the graph hash (spec 01).
+
+The wire form is compact JSON with payload fields in the order of
+:data:`~editor.graph.model.PAYLOAD_FIELDS`, unset optionals and an empty tool
+``input`` omitted, ``edges`` always present, and free JSON values (schemas, the
+tool ``input`` map) written with sorted keys. The canonical form sorts every
+object's keys; its SHA-256 is the graph hash, which is also a frozen version's id.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from editor.graph.jsonio import canonical_json, format_float, hash_value
+from editor.graph.model import (
+    PAYLOAD_FIELDS,
+    BestBy,
+    ExpressionCondition,
+    Graph,
+    NodeBody,
+)
+
+__all__ = ["canonical_graph", "document_of", "graph_hash", "wire_json", "wire_value"]
+
+
+def _sorted_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted_json(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_json(item) for item in value]
+    return value
+
+
+def _condition(when: Any) -> dict[str, Any]:
+    if isinstance(when, ExpressionCondition):
+        return {"kind": "expression", "value": when.expression}
+    return {"kind": "model_decision"}
+
+
+def _body(body: Any, graph_value: Any) -> dict[str, Any]:
+    if isinstance(body, NodeBody):
+        return {"kind": "node", "value": body.node}
+    return {"kind": "subgraph", "value": graph_value(body.graph)}
+
+
+def _join(join: Any) -> dict[str, Any]:
+    if isinstance(join, BestBy):
+        return {"kind": "best_by", "value": join.reference}
+    return {"kind": join.kind}
+
+
+def _graph_value(graph: Graph, *, ordered: bool) -> dict[str, Any]:
+    def recurse(inner: Graph) -> dict[str, Any]:
+        return _graph_value(inner, ordered=ordered)
+
+    free = _sorted_json if ordered else (lambda value: value)
+    nodes = []
+    for node in graph.nodes:
+        payload: dict[str, Any] = {}
+        for spec in PAYLOAD_FIELDS[node.kind]:
+            value = getattr(node, spec.name)
+            if spec.type == "json":
+                if value is not None or spec.required:
+                    payload[spec.name] = free(value)
+            elif spec.type == "string_map":
+                if value:
+                    payload[spec.name] = free(value)
+            elif spec.type == "cases":
+                payload[spec.name] = [
+                    {"name": case.name, "when": _condition(case.when)} for case in value
+                ]
+            elif spec.type == "body":
+                payload[spec.name] = _body(value, recurse)
+            elif spec.type == "join":
+                payload[spec.name] = _join(value)
+            elif value is not None:
+                payload[spec.name] = value
+        nodes.append({"kind": node.kind, "payload": payload})
+    edges = []
+    for edge in graph.edges:
+        item = {"from": edge.source, "to": edge.target}
+        if edge.label is not None:
+            item["label"] = edge.label
+        edges.append(item)
+    return {"schema_version": graph.schema_version, "nodes": nodes, "edges": edges}
+
+
+def document_of(graph: Graph) -> dict[str, Any]:
+    """The graph as plain JSON values (normalised, key order unspecified)."""
+    document = graph._document
+    if document is None:
+        document = _graph_value(graph, ordered=False)
+        object.__setattr__(graph, "_document", document)
+    return document
+
+
+def wire_value(graph: Graph) -> dict[str, Any]:
+    """The graph as plain JSON values, keys in wire order."""
+    return _graph_value(graph, ordered=True)
+
+
+def _write_ordered(value: Any, parts: list[str]) -> None:
+    if isinstance(value, dict):
+        parts.append("{")
+        for index, (key, item) in enumerate(value.items()):
+            if index:
+                parts.append(",")
+            parts.append(json.dumps(key, ensure_ascii=False))
+            parts.append(":")
+            _write_ordered(item, parts)
+        parts.append("}")
+    elif isinstance(value, list):
+        parts.append("[")
+        for index, item in enumerate(value):
+            if index:
+                parts.append(",")
+            _write_ordered(item, parts)
+        parts.append("]")
+    elif isinstance(value, float):
+        parts.append(format_float(value))
+    else:
+        parts.append(json.dumps(value, ensure_ascii=False))
+
+
+def wire_json(graph: Graph) -> str:
+    """The wire form: compact JSON, fields in spec order (spec 01, *Two serializations*)."""
+    value = wire_value(graph)
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if "e-" not in text:
+        return text
+    parts: list[str] = []
+    _write_ordered(value, parts)
+    return "".join(parts)
+
+
+def canonical_graph(graph: Graph) -> bytes:
+    """The canonical bytes of a graph: what a frozen version's export contains."""
+    return canonical_json(document_of(graph))
+
+
+def graph_hash(graph: Graph) -> str:
+    """``sha256:<hex>`` of the canonical form of the parsed-and-rewritten document."""
+    return hash_value(document_of(graph))

@@ -1,0 +1,291 @@
+"""Django settings for Gatehouse, read from the environment only.
+
+Every variable is documented in ``.env.example``. The helpers below are strict: a value they
+cannot read stops start-up with :class:`ImproperlyConfigured` naming the variable, rather than
+falling back to a default that hides a typo. Secrets may instead be given as a file path in
+``NAME_FILE`` (Docker and Kubernetes secrets).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    """The variable's text, or ``default`` when it is unset or empty."""
+    value = os.environ.get(name, "")
+    return value if value else default
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """``true`` or ``false`` exactly; anything else stops start-up."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    if value == "true":
+        return True
+    if value == "false":
+        return False
+    raise ImproperlyConfigured(f'{name} must be "true" or "false", not {value!r}')
+
+
+def env_int(name: str, default: int, *, minimum: int = 1) -> int:
+    """A whole number written in decimal digits, at least ``minimum``."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    if not _DIGITS.fullmatch(value.strip()):
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}")
+    number = int(value)
+    if number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {number}")
+    return number
+
+
+def env_list(name: str, default: list[str] | None = None) -> list[str]:
+    """A comma-separated list; blank items are dropped."""
+    value = os.environ.get(name)
+    if value is None:
+        return list(default or [])
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_secret(name: str) -> str | None:
+    """``NAME``, or the contents of the file named by ``NAME_FILE`` (one of them, not both).
+
+    A single trailing newline in the file is ignored, as editors and ``echo`` add one.
+    """
+    file_name = f"{name}_FILE"
+    value = env_str(name)
+    path = env_str(file_name)
+    if value is not None and path is not None:
+        raise ImproperlyConfigured(f"set {name} or {file_name}, not both")
+    if path is None:
+        return value
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ImproperlyConfigured(f"{file_name}: cannot read {path}: {error}") from None
+    text = text.removesuffix("\n").removesuffix("\r")
+    return text or None
+
+
+def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
+    """Django's ``DATABASES["default"]`` for a ``DATABASE_URL``.
+
+    ``sqlite:///relative/path`` (relative to the project), ``sqlite:////absolute/path``,
+    ``sqlite:///:memory:``, and ``postgres://`` or ``postgresql://user:password@host:port/name``
+    with query parameters passed on as connection options (``?sslmode=require``).
+    """
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        return _sqlite_database(_sqlite_path(parts.netloc, parts.path, base_dir))
+    if parts.scheme in ("postgres", "postgresql"):
+        name = unquote(parts.path.removeprefix("/"))
+        if not name:
+            raise ImproperlyConfigured("DATABASE_URL must name the database: postgres://…/NAME")
+        try:
+            port = parts.port
+        except ValueError:
+            raise ImproperlyConfigured("DATABASE_URL has a port that is not a number") from None
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(port or ""),
+            "OPTIONS": dict(parse_qsl(parts.query)),
+            "CONN_HEALTH_CHECKS": True,
+        }
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must start with sqlite://, postgres:// or postgresql://, "
+        f"not {parts.scheme + '://' if parts.scheme else repr(url)}"
+    )
+
+
+def _sqlite_path(netloc: str, path: str, base_dir: Path) -> str:
+    if netloc == ":memory:" or path in ("/:memory:", ":memory:"):
+        return ":memory:"
+    if netloc:
+        raise ImproperlyConfigured(
+            "DATABASE_URL: a SQLite URL has three slashes before a relative path "
+            "(sqlite:///var/db.sqlite3) and four before an absolute one"
+        )
+    relative = path.removeprefix("/")
+    if not relative:
+        raise ImproperlyConfigured("DATABASE_URL must name the SQLite file: sqlite:///PATH")
+    return str(base_dir / unquote(relative))
+
+
+def _sqlite_database(name: str) -> dict[str, Any]:
+    # The web process and the run worker write at once: WAL and immediate transactions with a
+    # busy timeout make concurrent writers queue instead of failing with "database is locked".
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": name,
+        "OPTIONS": {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL;",
+        },
+    }
+
+
+def _resolve(path: str, base_dir: Path) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else base_dir / candidate
+
+
+def _required_when_not_debug(name: str, value: Any, debug: bool) -> None:
+    if not value and not debug:
+        raise ImproperlyConfigured(f"{name} is required when DEBUG is off (see .env.example)")
+
+
+# --- Core ---------------------------------------------------------------------------------
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_secret("SECRET_KEY")
+_required_when_not_debug("SECRET_KEY", SECRET_KEY, DEBUG)
+if not SECRET_KEY:
+    # Only reachable with DEBUG on, for a local development server.
+    SECRET_KEY = "django-insecure-gatehouse-local-development-only"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+_required_when_not_debug("ALLOWED_HOSTS", ALLOWED_HOSTS, DEBUG)
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+if env_bool("GATEHOUSE_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+#: Local state: the SQLite database by default, and the first user's password file.
+GATEHOUSE_VAR_DIR = _resolve(env_str("GATEHOUSE_VAR_DIR") or "var", BASE_DIR)
+GATEHOUSE_ADMIN_PASSWORD_FILE = GATEHOUSE_VAR_DIR / "admin-password"
+
+# --- Limits (spec 07, "Limits and bad input") -----------------------------------------------
+
+GATEHOUSE_MAX_BODY_BYTES = env_int("GATEHOUSE_MAX_BODY_BYTES", 8 * 1024 * 1024)
+GATEHOUSE_MAX_NODES = env_int("GATEHOUSE_MAX_NODES", 10_000)
+GATEHOUSE_MAX_EDGES = env_int("GATEHOUSE_MAX_EDGES", 50_000)
+DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
+
+# --- Applications ---------------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    # Before staticfiles, so the development server serves static files the way production does.
+    "whitenoise.runserver_nostatic",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "editor.apps.EditorConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every view needs a signed-in user unless it is marked @login_not_required.
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "editor.urls"
+WSGI_APPLICATION = "editor.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+
+_database_url = env_secret("DATABASE_URL")
+DATABASES: dict[str, dict[str, Any]] = {
+    "default": (
+        database_from_url(_database_url, base_dir=BASE_DIR)
+        if _database_url
+        else _sqlite_database(str(GATEHOUSE_VAR_DIR / "gatehouse.sqlite3"))
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Sign-in and security -------------------------------------------------------------------
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# Secure cookies whenever DEBUG is off, unless a plain-HTTP deployment (or test) turns them off.
+GATEHOUSE_SECURE_COOKIES = env_bool("GATEHOUSE_SECURE_COOKIES", not DEBUG)
+SESSION_COOKIE_SECURE = GATEHOUSE_SECURE_COOKIES
+CSRF_COOKIE_SECURE = GATEHOUSE_SECURE_COOKIES
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+
+# No inline script anywhere: scripts, styles and images come from our own static files.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+
+# --- Static files ---------------------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Hashed, compressed names from `collectstatic` (run when the Docker image is built).
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+
+# --- Internationalisation -------------------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True

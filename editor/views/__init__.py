@@ -1,0 +1,1 @@
+"""Page and fragment views, one module per resource."""
