@@ -8,6 +8,7 @@ first problem raises :class:`MalformedDocument`; nothing else ever escapes.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from typing import Any
 
@@ -342,13 +343,38 @@ def _graph(raw: Any, path: str) -> Graph:
         raise _fail(f"invalid type for `edges`: {_type_name(raw_edges)}, expected an array", path)
     nodes = []
     node_documents = []
+    fast = _FAST_PAYLOAD
     for index, item in enumerate(raw_nodes):
+        # The fast path takes a node that needs no rewriting; anything else,
+        # errors included, goes through the general path that explains itself.
+        if type(item) is dict and len(item) == 2:
+            kind = item.get("kind")
+            payload = item.get("payload")
+            if type(kind) is str and kind in fast and type(payload) is dict:
+                node = fast[kind](payload, prefix, index)
+                if node is not None:
+                    nodes.append(node)
+                    node_documents.append(item)
+                    continue
         node, document = _node(item, f"{prefix}nodes[{index}]")
         nodes.append(node)
         node_documents.append(document)
     edges = []
     edge_documents = []
     for index, item in enumerate(raw_edges):
+        if type(item) is dict:
+            source = item.get("from")
+            target = item.get("to")
+            label = item.get("label", _ABSENT)
+            if (
+                type(source) is str
+                and type(target) is str
+                and len(item) == (2 if label is _ABSENT else 3)
+                and (label is _ABSENT or type(label) is str)
+            ):
+                edges.append(Edge(source, target, None if label is _ABSENT else label))
+                edge_documents.append(item)
+                continue
         edge, document = _edge(item, f"{prefix}edges[{index}]")
         edges.append(edge)
         edge_documents.append(document)
@@ -361,6 +387,91 @@ def _graph(raw: Any, path: str) -> Graph:
     else:
         document = {"schema_version": version, "nodes": node_documents, "edges": edge_documents}
     return Graph(version, tuple(nodes), tuple(edges), document)
+
+
+def _fast_payload_source(kind: str) -> str:
+    """Source of a parser for one kind's payload that needs no rewriting.
+
+    Generated from :data:`PAYLOAD_FIELDS` (as :mod:`dataclasses` generates
+    ``__init__``) so that the common case runs as straight-line code. It returns
+    ``None`` whenever the payload is not plainly valid and already normalised;
+    the general path then parses it again and explains any error.
+    """
+    lines = [
+        f"def fast_{kind}(p, prefix, index):",
+        "    if not p.keys() <= KEYS:",
+        "        return None",
+    ]
+    variables = {}
+    for number, (name, code, required, optional) in enumerate(_FIELD_TABLE[kind]):
+        var = f"v{number}"
+        variables[name] = var
+        lines.append(f"    {var} = p.get({name!r}, ABSENT)")
+        if code in (_CASES, _BODY, _JOIN):
+            helper = {_CASES: "cases", _BODY: "body", _JOIN: "join"}[code]
+            suffix = "" if code == _CASES else f".{name}"
+            lines += [
+                f"    if {var} is ABSENT:",
+                "        return None",
+                f"    {var}, normalised = {helper}("
+                f"{var}, f'{{prefix}}nodes[{{index}}].payload{suffix}')",
+                f"    if normalised is not p[{name!r}]:",
+                "        return None",
+            ]
+            continue
+        if code == _JSON:
+            if optional:
+                lines += [
+                    f"    if {var} is ABSENT:",
+                    f"        {var} = None",
+                    f"    elif {var} is None:",
+                    "        return None",
+                ]
+            else:
+                lines += [f"    if {var} is ABSENT:", "        return None"]
+            continue
+        check = {
+            _STRING: f"type({var}) is not str",
+            _U32: f"type({var}) is not int or not 0 <= {var} <= U32_MAX",
+            _STRING_MAP: (
+                f"type({var}) is not dict or not {var}"
+                f" or not all(type(x) is str for x in {var}.values())"
+            ),
+        }[code]
+        if required:
+            lines += [f"    if {check}:", "        return None"]
+        else:
+            default = "{}" if code == _STRING_MAP else "None"
+            lines += [
+                f"    if {var} is ABSENT:",
+                f"        {var} = {default}",
+                f"    elif {check}:",
+                "        return None",
+            ]
+    # Positional arguments in the dataclass's own field order: the cheapest call.
+    order = [field.name for field in dataclasses.fields(NODE_CLASSES[kind])]
+    lines.append(f"    return CLASS({', '.join(variables[name] for name in order)})")
+    return "\n".join(lines)
+
+
+def _build_fast_payload() -> dict[str, Any]:
+    parsers = {}
+    for kind in PAYLOAD_FIELDS:
+        namespace: dict[str, Any] = {
+            "KEYS": _PAYLOAD_KEYS[kind],
+            "ABSENT": _ABSENT,
+            "U32_MAX": U32_MAX,
+            "CLASS": NODE_CLASSES[kind],
+            "cases": _cases,
+            "body": _body,
+            "join": _join,
+        }
+        exec(_fast_payload_source(kind), namespace)
+        parsers[kind] = namespace[f"fast_{kind}"]
+    return parsers
+
+
+_FAST_PAYLOAD = _build_fast_payload()
 
 
 def parse_graph(value: Any) -> Graph:

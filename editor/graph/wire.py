@@ -9,10 +9,11 @@ object's keys; its SHA-256 is the graph hash, which is also a frozen version's i
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from editor.graph.jsonio import canonical_json, format_float, hash_value
+import orjson
+
+from editor.graph.jsonio import canonical_json, hash_value, write_json
 from editor.graph.model import (
     PAYLOAD_FIELDS,
     BestBy,
@@ -100,38 +101,13 @@ def wire_value(graph: Graph) -> dict[str, Any]:
     return _graph_value(graph, ordered=True)
 
 
-def _write_ordered(value: Any, parts: list[str]) -> None:
-    if isinstance(value, dict):
-        parts.append("{")
-        for index, (key, item) in enumerate(value.items()):
-            if index:
-                parts.append(",")
-            parts.append(json.dumps(key, ensure_ascii=False))
-            parts.append(":")
-            _write_ordered(item, parts)
-        parts.append("}")
-    elif isinstance(value, list):
-        parts.append("[")
-        for index, item in enumerate(value):
-            if index:
-                parts.append(",")
-            _write_ordered(item, parts)
-        parts.append("]")
-    elif isinstance(value, float):
-        parts.append(format_float(value))
-    else:
-        parts.append(json.dumps(value, ensure_ascii=False))
-
-
 def wire_json(graph: Graph) -> str:
     """The wire form: compact JSON, fields in spec order (spec 01, *Two serializations*)."""
     value = wire_value(graph)
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    if "e-" not in text:
-        return text
-    parts: list[str] = []
-    _write_ordered(value, parts)
-    return "".join(parts)
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except (orjson.JSONEncodeError, TypeError):
+        return write_json(value, sort_keys=False)
 
 
 def canonical_graph(graph: Graph) -> bytes:
