@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
+from collections import defaultdict
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -210,6 +211,10 @@ def _validate_level(graph: Graph, owners: tuple[str, ...], errors: list[Error]) 
 
 # The checks of one level, in the order their errors are reported. The passes
 # below run in whatever order is cheapest and file each error under its check.
+#: Kinds that declare an output schema, and kinds that declare an input schema (check 9).
+_PRODUCERS = frozenset({"agent", "tool", "map"})
+_CONSUMERS = frozenset({"agent", "tool"})
+
 _CHECK_ORDER = (
     "schema_version",
     "unique_ids",
@@ -251,9 +256,9 @@ class _Level:
             self.by_id[node.id] = node  # the last node with an id wins (spec 02)
         self._suggest: Suggester | None = None
         self._keys: dict[int, bytes] = {}
-        self.labels: dict[str, set[str]] = {}
+        self.labels: defaultdict[str, set[str]] = defaultdict(set)
         self.touched: set[str] = set()
-        self.adjacency: dict[str, list[str]] = {}
+        self.adjacency: defaultdict[str, list[str]] = defaultdict(list)
 
     @property
     def errors(self) -> list[Error]:
@@ -300,28 +305,29 @@ class _Level:
     def edge_pass(self) -> None:
         known = self.by_id
         labels = self.labels
-        touched = self.touched
         adjacency = self.adjacency
         case_suggesters: dict[int, Suggester] = {}
-        for edge in self.graph.edges:
+        edges = self.graph.edges
+        self.touched = {edge.source for edge in edges} | {edge.target for edge in edges}
+        for edge in edges:
             source_id = edge.source
             target_id = edge.target
-            touched.add(source_id)
-            touched.add(target_id)
             label = edge.label
             if label is not None:
-                labels.setdefault(source_id, set()).add(label)
+                labels[source_id].add(label)
             source = known.get(source_id)
             target = known.get(target_id)
-            if source is None:
-                self._dangling_edge(source_id, target_id, source_id)
-            if target is None:
-                self._dangling_edge(source_id, target_id, target_id)
-            if source is None:
-                continue
-            if target is not None:
-                adjacency.setdefault(source_id, []).append(target_id)
-                self._edge_type(source, target)
+            if source is None or target is None:
+                if source is None:
+                    self._dangling_edge(source_id, target_id, source_id)
+                if target is None:
+                    self._dangling_edge(source_id, target_id, target_id)
+                if source is None:
+                    continue
+            else:
+                adjacency[source_id].append(target_id)
+                if source.kind in _PRODUCERS and target.kind in _CONSUMERS:
+                    self._edge_type(source, target)
             if source.kind == "branch":
                 self._branch_edge(source, edge, case_suggesters)
 
@@ -641,36 +647,32 @@ class _Level:
     def check_acyclic(self) -> None:
         """Depth-first search in document order, neighbours in edge order (spec 02)."""
         adjacency = self.adjacency
-        white, gray, black = 0, 1, 2
-        color = dict.fromkeys(self.by_id, white)
+        done = object()
+        # Absent: not yet visited; True: on the current path; False: finished.
+        on_path: dict[str, bool] = {}
         for start in self.graph.nodes:
             start_id = start.id
-            if color[start_id] != white:
+            if start_id in on_path:
                 continue
             if start_id not in adjacency:
-                color[start_id] = black
+                on_path[start_id] = False
                 continue
-            color[start_id] = gray
+            on_path[start_id] = True
             path = [start_id]
-            cursors = [0]
-            while path:
-                current = path[-1]
-                neighbours = adjacency.get(current, ())
-                cursor = cursors[-1]
-                if cursor == len(neighbours):
-                    color[current] = black
-                    path.pop()
-                    cursors.pop()
+            pending = [iter(adjacency[start_id])]
+            while pending:
+                neighbour = next(pending[-1], done)
+                if neighbour is done:
+                    on_path[path.pop()] = False
+                    pending.pop()
                     continue
-                cursors[-1] = cursor + 1
-                neighbour = neighbours[cursor]
-                state = color[neighbour]
-                if state == gray:
+                state = on_path.get(neighbour)
+                if state is None:
+                    on_path[neighbour] = True
+                    path.append(neighbour)
+                    pending.append(iter(adjacency.get(neighbour, ())))
+                elif state:
                     cycle = [*path[path.index(neighbour) :], neighbour]
                     text = " -> ".join(cycle)
                     self.add("acyclic", "cycle", f"cycle detected: {text}", path=text)
                     return
-                if state == white:
-                    color[neighbour] = gray
-                    path.append(neighbour)
-                    cursors.append(0)

@@ -21,6 +21,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from editor.graph import validate_document
+from editor.graph.jsonio import read_json
+from editor.graph.parsing import parse_graph
+from editor.graph.validation import validate
+from editor.graph.wire import graph_hash
 
 AGENT_HASH = "sha256:" + "ab" * 32
 RECORD_SCHEMA = {
@@ -130,7 +134,11 @@ def build_document(node_target: int) -> dict[str, Any]:
 
 
 def measure(function: Callable[[], Any], repeats: int) -> float:
-    """Median wall time of ``function`` in seconds, garbage collection paused."""
+    """Median wall time of ``function`` in seconds.
+
+    The collector is paused while timing, as :mod:`timeit` does, for both sides of
+    every ratio: a collection in the middle of a run measures the heap, not the code.
+    """
     samples = []
     for _ in range(repeats):
         gc.disable()
@@ -144,16 +152,32 @@ def measure(function: Callable[[], Any], repeats: int) -> float:
 def main() -> None:
     rows = []
     costs = {}
+    phases = {}
+    cold = {}
     for size, repeats in ((1_000, 31), (10_000, 11)):
         document = build_document(size)
         data = json.dumps(document).encode()
+        start = time.perf_counter()
         body = validate_document(data)
+        cold[size] = time.perf_counter() - start
         assert body["valid"], body.get("errors", [])[:3]
         edges = len(document["edges"])
         loads = measure(lambda data=data: json.loads(data), repeats)
         ours = measure(lambda data=data: validate_document(data), repeats)
         costs[size] = ours
         rows.append((size, edges, len(data), loads, ours))
+        value = read_json(data)
+        graph = parse_graph(read_json(data))
+        phases[size] = (
+            loads,
+            {
+                "read_json": measure(lambda data=data: read_json(data), repeats),
+                "parse_graph": measure(lambda value=value: parse_graph(value), repeats),
+                "validate": measure(lambda graph=graph: validate(graph), repeats),
+                "graph_hash": measure(lambda value=value: graph_hash(parse_graph(value)), repeats)
+                - measure(lambda value=value: parse_graph(value), repeats),
+            },
+        )
     print("validate_document (strict parse + validate + hash) vs json.loads, median of runs")
     print(f"{'nodes':>7} {'edges':>7} {'bytes':>10} {'json.loads':>11} {'ours':>9} {'ratio':>6}")
     for size, edges, length, loads, ours in rows:
@@ -162,6 +186,15 @@ def main() -> None:
             f"{ours * 1000:>7.1f}ms {ours / loads:>5.2f}x"
         )
     print(f"10k/1k cost ratio: {costs[10_000] / costs[1_000]:.2f}")
+    print()
+    print("where the time goes, as multiples of json.loads of the same bytes")
+    for size, (loads, parts) in phases.items():
+        shares = "  ".join(f"{name} {cost / loads:.2f}x" for name, cost in parts.items())
+        print(f"{size:>7} nodes: {shares}")
+    print()
+    print("first call in this process (memo caches empty), as a multiple of json.loads")
+    for size, _edges, _length, loads, _ours in rows:
+        print(f"{size:>7} nodes: {cold[size] * 1000:.1f}ms, {cold[size] / loads:.2f}x")
 
 
 if __name__ == "__main__":
