@@ -1,27 +1,15 @@
-"""Collect-all validation of a parsed graph (spec 02).
-
-The reference checks 1–9 run first, in the reference's order and loop order,
-with its exact codes, extra keys and messages; then our extensions E1–E7 and E9,
-one pass each; then, per E8, every embedded subgraph is validated the same way,
-depth-first in document order, its errors carrying the owner chain. E0 runs
-before everything and, when the document is over the size caps, is the only
-error. Errors are plain dicts whose keys come in the order the API returns them.
-"""
+"""The checks of one document level: the top document or one subgraph body."""
 
 from __future__ import annotations
 
 import re
-import sys
-import threading
 from collections import defaultdict
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from editor.graph.errors import ExpressionError
 from editor.graph.expressions import parse_expression, parse_reference
-from editor.graph.jsonio import MAX_DEPTH, canonical_json
+from editor.graph.expressions.evaluator import json_equal
+from editor.graph.jsonio import canonical_json
 from editor.graph.model import (
     PAYLOAD_FIELDS,
     SCHEMA_VERSION,
@@ -33,28 +21,16 @@ from editor.graph.model import (
     MapNode,
     Node,
     NodeBody,
-    SubgraphBody,
     input_schema_of,
     output_schema_of,
 )
 from editor.graph.suggest import Suggester, suggest_suffix
 from editor.graph.text import is_blank
+from editor.graph.validation.schemas import schema_problem
 
-__all__ = [
-    "DEFAULT_MAX_EDGES",
-    "DEFAULT_MAX_NODES",
-    "MAX_NAME_LENGTH",
-    "MAX_NESTING",
-    "json_equal",
-    "summarize",
-    "validate",
-]
+__all__ = ["MAX_NAME_LENGTH", "Error", "Level", "is_well_formed_agent_hash"]
 
-DEFAULT_MAX_NODES = 10_000
-DEFAULT_MAX_EDGES = 50_000
 MAX_NAME_LENGTH = 64
-#: Levels of subgraph nesting, the top document being level 1 (seed 001's cap).
-MAX_NESTING = 8
 
 _AGENT_HASH = re.compile(r"sha256:[0-9a-f]{64}")
 _SCHEMA_FIELDS = ("approval_schema", "input_schema", "output_schema", "accumulator_schema")
@@ -70,147 +46,6 @@ def is_well_formed_agent_hash(value: str) -> bool:
     return _AGENT_HASH.fullmatch(value) is not None
 
 
-def json_equal(left: Any, right: Any) -> bool:
-    """JSON value equality as the reference has it: ``1`` ≠ ``1.0``, ``true`` ≠ ``1``."""
-    if left is right:
-        return True
-    kind = type(left)
-    if kind is not type(right):
-        return False
-    if kind is dict:
-        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
-    if kind is list:
-        return len(left) == len(right) and all(map(json_equal, left, right))
-    return left == right
-
-
-_SCHEMA_MEMO: dict[bytes, str | None] = {}
-_SCHEMA_MEMO_SIZE = 4096
-#: Extra stack frames for checking a deeply nested schema: jsonschema recurses
-#: about eight frames per level, and the reader accepts 127 levels.
-_SCHEMA_CHECK_FRAMES = 16 * (MAX_DEPTH + 1)
-_RECURSION_LIMIT_LOCK = threading.Lock()
-
-
-def _check_schema(schema: Any) -> None:
-    """``check_schema``, retried with a raised recursion limit when the stack runs out.
-
-    A schema near the nesting cap needs about a thousand frames, the default
-    limit, so without the retry it would fail under any caller.
-    """
-    try:
-        Draft202012Validator.check_schema(schema)
-    except RecursionError:
-        with _RECURSION_LIMIT_LOCK:
-            limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(limit + _SCHEMA_CHECK_FRAMES)
-            try:
-                Draft202012Validator.check_schema(schema)
-            finally:
-                sys.setrecursionlimit(limit)
-
-
-def schema_problem(schema: Any, key: bytes | None = None) -> str | None:
-    """jsonschema's best-match message when ``schema`` is not a valid Draft 2020-12 schema.
-
-    Memoised by the schema's canonical bytes (``key``, when the caller already
-    has them): checking costs about a millisecond and documents repeat schemas.
-    """
-    if key is None:
-        key = canonical_json(schema)
-    if key in _SCHEMA_MEMO:
-        return _SCHEMA_MEMO[key]
-    try:
-        _check_schema(schema)
-    except SchemaError as error:
-        problem: str | None = error.message
-    except RecursionError:
-        problem = "the schema nests too deeply to be checked"
-    else:
-        problem = None
-    if len(_SCHEMA_MEMO) >= _SCHEMA_MEMO_SIZE:
-        _SCHEMA_MEMO.clear()
-    _SCHEMA_MEMO[key] = problem
-    return problem
-
-
-def _count(graph: Graph) -> tuple[int, int]:
-    nodes = edges = 0
-    pending = [graph]
-    while pending:
-        current = pending.pop()
-        nodes += len(current.nodes)
-        edges += len(current.edges)
-        for node in current.nodes:
-            body = getattr(node, "body", None)
-            if isinstance(body, SubgraphBody):
-                pending.append(body.graph)
-    return nodes, edges
-
-
-def summarize(graph: Graph) -> dict[str, Any]:
-    """The summary of a valid graph: counts, entry and terminal nodes (top level only)."""
-    inbound = {edge.target for edge in graph.edges}
-    outbound = {edge.source for edge in graph.edges}
-    ids = {node.id for node in graph.nodes}
-    return {
-        "node_count": len(graph.nodes),
-        "edge_count": len(graph.edges),
-        "entry_nodes": sorted(ids - inbound),
-        "terminal_nodes": sorted(ids - outbound),
-    }
-
-
-def validate(
-    graph: Graph,
-    *,
-    max_nodes: int = DEFAULT_MAX_NODES,
-    max_edges: int = DEFAULT_MAX_EDGES,
-) -> list[Error]:
-    """Every problem of ``graph``, in spec order; an empty list when it is valid."""
-    nodes, edges = _count(graph)
-    if nodes > max_nodes or edges > max_edges:
-        return [
-            {
-                "code": "document_too_large",
-                "message": (
-                    f"the document has {nodes} nodes and {edges} edges; "
-                    f"the limits are {max_nodes} and {max_edges}"
-                ),
-                "nodes": nodes,
-                "edges": edges,
-                "max_nodes": max_nodes,
-                "max_edges": max_edges,
-            }
-        ]
-    errors: list[Error] = []
-    _validate_level(graph, (), errors)
-    return errors
-
-
-def _validate_level(graph: Graph, owners: tuple[str, ...], errors: list[Error]) -> None:
-    level = _Level(graph, owners)
-    level.run()
-    errors.extend(level.errors)
-    for node in graph.nodes:
-        body = getattr(node, "body", None)
-        if not isinstance(body, SubgraphBody):
-            continue
-        if len(owners) + 2 > MAX_NESTING:
-            errors.append(
-                level.error(
-                    "nesting_too_deep",
-                    f"node `{node.id}`: subgraphs nest deeper than {MAX_NESTING} levels",
-                    node=node.id,
-                    max=MAX_NESTING,
-                )
-            )
-        else:
-            _validate_level(body.graph, (*owners, node.id), errors)
-
-
-# The checks of one level, in the order their errors are reported. The passes
-# below run in whatever order is cheapest and file each error under its check.
 #: Kinds that declare an output schema, and kinds that declare an input schema (check 9).
 _PRODUCERS = frozenset({"agent", "tool", "map"})
 _CONSUMERS = frozenset({"agent", "tool"})
@@ -237,7 +72,7 @@ _CHECK_ORDER = (
 )
 
 
-class _Level:
+class Level:
     """The checks of one document level (the top document or one subgraph).
 
     One pass over the edges and one over the nodes fill a bucket per check;

@@ -1,0 +1,115 @@
+"""Collect-all validation of a parsed graph (spec 02).
+
+The reference checks 1–9 run first, in the reference's order and loop order,
+with its exact codes, extra keys and messages; then our extensions E1–E7 and E9;
+then, per E8, every embedded subgraph is validated the same way, depth-first in
+document order, its errors carrying the owner chain. E0 runs before everything
+and, when the document is over the size caps, is the only error. Errors are
+plain dicts whose keys come in the order the API returns them.
+
+:mod:`.level` holds the checks of one document level; :mod:`.schemas` the
+memoised JSON Schema check of E6.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from editor.graph.model import Graph, SubgraphBody
+from editor.graph.validation.level import MAX_NAME_LENGTH, Error, Level, is_well_formed_agent_hash
+from editor.graph.validation.schemas import schema_problem
+
+__all__ = [
+    "DEFAULT_MAX_EDGES",
+    "DEFAULT_MAX_NODES",
+    "MAX_NAME_LENGTH",
+    "MAX_NESTING",
+    "is_well_formed_agent_hash",
+    "schema_problem",
+    "summarize",
+    "validate",
+]
+
+DEFAULT_MAX_NODES = 10_000
+DEFAULT_MAX_EDGES = 50_000
+#: Levels of subgraph nesting, the top document being level 1 (seed 001's cap).
+MAX_NESTING = 8
+
+
+def _count(graph: Graph) -> tuple[int, int]:
+    nodes = edges = 0
+    pending = [graph]
+    while pending:
+        current = pending.pop()
+        nodes += len(current.nodes)
+        edges += len(current.edges)
+        for node in current.nodes:
+            body = getattr(node, "body", None)
+            if isinstance(body, SubgraphBody):
+                pending.append(body.graph)
+    return nodes, edges
+
+
+def summarize(graph: Graph) -> dict[str, Any]:
+    """The summary of a valid graph: counts, entry and terminal nodes (top level only)."""
+    inbound = {edge.target for edge in graph.edges}
+    outbound = {edge.source for edge in graph.edges}
+    ids = {node.id for node in graph.nodes}
+    return {
+        "node_count": len(graph.nodes),
+        "edge_count": len(graph.edges),
+        "entry_nodes": sorted(ids - inbound),
+        "terminal_nodes": sorted(ids - outbound),
+    }
+
+
+def validate(
+    graph: Graph,
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_edges: int = DEFAULT_MAX_EDGES,
+) -> list[Error]:
+    """Every problem of ``graph``, in spec order; an empty list when it is valid."""
+    nodes, edges = _count(graph)
+    if nodes > max_nodes or edges > max_edges:
+        return [
+            {
+                "code": "document_too_large",
+                "message": (
+                    f"the document has {nodes} nodes and {edges} edges; "
+                    f"the limits are {max_nodes} and {max_edges}"
+                ),
+                "nodes": nodes,
+                "edges": edges,
+                "max_nodes": max_nodes,
+                "max_edges": max_edges,
+            }
+        ]
+    errors: list[Error] = []
+    _validate_level(graph, (), errors)
+    return errors
+
+
+def _validate_level(graph: Graph, owners: tuple[str, ...], errors: list[Error]) -> None:
+    level = Level(graph, owners)
+    level.run()
+    errors.extend(level.errors)
+    for node in graph.nodes:
+        body = getattr(node, "body", None)
+        if not isinstance(body, SubgraphBody):
+            continue
+        if len(owners) + 2 > MAX_NESTING:
+            errors.append(
+                level.error(
+                    "nesting_too_deep",
+                    f"node `{node.id}`: subgraphs nest deeper than {MAX_NESTING} levels",
+                    node=node.id,
+                    max=MAX_NESTING,
+                )
+            )
+        else:
+            _validate_level(body.graph, (*owners, node.id), errors)
+
+
+# The checks of one level, in the order their errors are reported. The passes
+# below run in whatever order is cheapest and file each error under its check.
