@@ -32,6 +32,7 @@ from editor.graph.model import (
 )
 from editor.graph.parsing import parse_document, parse_graph
 from editor.graph.wire import canonical_graph, graph_hash, wire_json
+from tests.unit.strategies import json_values
 
 HASH_A = "sha256:" + "a" * 64
 
@@ -924,17 +925,7 @@ def test_parse_graph_refuses_a_value_nested_too_deeply_for_python_cleanly() -> N
 # --- generated documents ------------------------------------------------------------------------
 
 NAMES = st.text(max_size=6)
-FREE_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=6),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
-    ),
-    max_leaves=6,
-)
+FREE_JSON = json_values(max_text=6, max_leaves=6, max_items=3)
 U32 = st.integers(min_value=0, max_value=2**32 - 1)
 CONDITIONS = st.one_of(
     st.builds(lambda value: {"kind": "expression", "value": value}, NAMES),

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from editor.graph.errors import JsonError, MalformedDocument
 from editor.graph.jsonio import canonical_text, read_json
 from editor.graph.parsing import parse_document
+from tests.unit.strategies import json_values
 
 CASES = json.loads((Path(__file__).parent / "cases" / "json_reader.json").read_text("utf-8"))
 REFUSED_TEXT = CASES["refused_text"]
@@ -323,17 +324,7 @@ def test_a_number_that_overflows_a_double_is_refused_but_1e308_is_fine() -> None
 # --- generated inputs -------------------------------------------------------------------------
 
 
-JSON_VALUES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
-    ),
-    max_leaves=20,
-)
+JSON_VALUES = json_values(max_text=12, max_leaves=20)
 
 
 def _same(left: Any, right: Any) -> bool:
