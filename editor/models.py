@@ -1,0 +1,196 @@
+"""Persistence only: what Gatehouse stores, and the rules the database itself keeps.
+
+Frozen graphs and versions are immutable: the app refuses to update or delete
+them (``save`` of an existing row, ``delete``, and the queryset's bulk ``update``
+and ``delete`` all raise :class:`ImmutableRecord`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.db import models
+
+__all__ = [
+    "AgentDefinition",
+    "ApiToken",
+    "Document",
+    "Draft",
+    "FrozenGraph",
+    "ImmutableRecord",
+    "Role",
+    "Version",
+]
+
+HASH_LENGTH = len("sha256:") + 64
+
+
+class ImmutableRecord(Exception):
+    """Raised on an attempt to change or remove a frozen record."""
+
+
+class ImmutableQuerySet(models.QuerySet):
+    def update(self, **kwargs: Any) -> int:
+        raise ImmutableRecord(f"{self.model.__name__} rows are never updated")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise ImmutableRecord(f"{self.model.__name__} rows are never deleted")
+
+
+class ImmutableModel(models.Model):
+    """A row that is written once and then only read."""
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ImmutableRecord(f"{type(self).__name__} rows are never updated")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise ImmutableRecord(f"{type(self).__name__} rows are never deleted")
+
+
+class Role(models.Model):
+    """Holds the role permissions of spec 06; no table, only the permissions.
+
+    The groups *authors*, *operators* and *approvers* are created with these
+    permissions by a data migration. A superuser holds every permission.
+    """
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions: ClassVar[list[tuple[str, str]]] = [
+            ("author", "Create and edit documents, freeze, import, post graphs and agents"),
+            ("operate", "Start and abandon runs, raise budgets, reconcile writes"),
+            ("approve", "Resolve gates"),
+        ]
+
+    def __str__(self) -> str:
+        return "role permissions"
+
+
+class Document(models.Model):
+    """A named lineage that people edit: one draft and its frozen versions."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ("-updated_at",)
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Draft(models.Model):
+    """A document's mutable text: any text, even invalid JSON; never thrown away."""
+
+    document = models.OneToOneField(Document, on_delete=models.CASCADE, related_name="draft")
+    text = models.TextField(blank=True)
+    #: Incremented by every save; writers send the revision they read (``If-Match``).
+    revision = models.PositiveIntegerField(default=1)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"{self.document.slug} r{self.revision}"
+
+
+class FrozenGraph(ImmutableModel):
+    """A graph stored by its hash, holding its canonical bytes."""
+
+    hash = models.CharField(primary_key=True, max_length=HASH_LENGTH)
+    canonical = models.BinaryField()
+    #: The summary of spec 02 (counts, entry and terminal nodes), kept for listings.
+    summary = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ("hash",)
+
+    def __str__(self) -> str:
+        return self.hash
+
+
+class Version(ImmutableModel):
+    """A graph frozen from a document's draft: (document, number, graph)."""
+
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="versions")
+    graph = models.ForeignKey(FrozenGraph, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    frozen_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    frozen_at = models.DateTimeField(auto_now_add=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ("document", "-number")
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(fields=("document", "number"), name="one_number_per_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document.slug} v{self.number}"
+
+
+class AgentDefinition(models.Model):
+    """An agent definition stored by ``agent_def_hash``; the name is kept apart from it."""
+
+    hash = models.CharField(primary_key=True, max_length=HASH_LENGTH)
+    name = models.CharField(max_length=64, blank=True)
+    #: The definition without its name (what the hash is computed over).
+    definition = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ("name", "hash")
+
+    def __str__(self) -> str:
+        return self.name or self.hash
+
+
+class ApiToken(models.Model):
+    """A bearer token for the API: only its SHA-256 digest is stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    #: The first characters of the token, shown so a person can tell tokens apart.
+    prefix = models.CharField(max_length=12)
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

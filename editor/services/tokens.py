@@ -1,0 +1,69 @@
+"""API tokens: created and shown once, stored as a SHA-256 digest, revocable."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from editor.models import ApiToken
+
+__all__ = ["TOKEN_PREFIX", "create_token", "revoke_token", "tokens_of", "user_for_token"]
+
+#: Every token starts with this, so a leaked one is easy to recognise.
+TOKEN_PREFIX = "gh_"
+#: ``last_used_at`` is written at most this often per token, not on every request.
+LAST_USE_RESOLUTION = timedelta(minutes=1)
+
+
+def _digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def create_token(user: Any, name: str) -> tuple[ApiToken, str]:
+    """A new token for ``user``: the stored record, and the token itself (shown once)."""
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user, name=name.strip() or "API token", prefix=raw[:10], digest=_digest(raw)
+    )
+    return token, raw
+
+
+def user_for_token(raw: str) -> Any | None:
+    """The active user a presented token belongs to, or ``None``; records the use."""
+    if not raw or len(raw) > 200:
+        return None
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(digest=_digest(raw), revoked_at__isnull=True)
+        .first()
+    )
+    if token is None or not token.user.is_active:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USE_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.user
+
+
+def tokens_of(user: Any) -> QuerySet[ApiToken]:
+    """The user's tokens, newest first, revoked ones included."""
+    return ApiToken.objects.filter(user=user)
+
+
+def revoke_token(user: Any, token_id: int) -> bool:
+    """Revoke one of ``user``'s tokens; ``False`` when there is no such active token."""
+    changed = ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+    return changed == 1
+
+
+def find_user(username: str) -> Any | None:
+    """The user with ``username``, or ``None``."""
+    return get_user_model().objects.filter(username=username).first()
