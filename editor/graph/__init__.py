@@ -6,6 +6,7 @@ extensions. Everything public is re-exported here.
 """
 
 from editor.graph.agents import AgentDefinition, agent_def_hash, parse_agent_definition
+from editor.graph.diff import diff_graphs
 from editor.graph.document import DEFAULT_MAX_BYTES, validate_document
 from editor.graph.errors import (
     ExpressionError,
@@ -65,6 +66,7 @@ __all__ = [
     "agent_def_hash",
     "canonical_graph",
     "canonical_json",
+    "diff_graphs",
     "graph_hash",
     "graph_json_schema",
     "hash_value",
