@@ -1,0 +1,224 @@
+"""DOT source for the canvas (spec 06, *Editor*): pure text, drawn by ``dot`` elsewhere.
+
+Each node shows its display name (its id when it has none) and its kind, in a
+shape of its own; branch edges carry their labels; entry nodes are drawn bold
+and marked ``▶``, terminal nodes with a double border; nodes and edges with
+errors are red **and** dashed, with ``⚠`` in the label. A map's or fold's body
+node hangs beside its owner on a dashed ``body`` edge; an embedded subgraph is
+drawn as a cluster.
+
+Every user string goes through :func:`graphviz.escape`, so a name such as
+``<b>x</b>`` is text, never an HTML-like label, and backslashes are literal.
+DOT identifiers are generated (``n0``, ``n1`` …), never taken from user text.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import graphviz
+
+from editor.graph.model import Graph, Node, NodeBody, SubgraphBody
+
+__all__ = ["KIND_SHAPES", "Problems", "dot_source"]
+
+#: Kind → (shape, extra style). Distinct by outline, not by colour alone.
+KIND_SHAPES: dict[str, tuple[str, str]] = {
+    "agent": ("box", "rounded"),
+    "tool": ("component", ""),
+    "gate": ("octagon", ""),
+    "branch": ("diamond", ""),
+    "map": ("box3d", ""),
+    "fold": ("hexagon", ""),
+}
+ERROR_COLOUR = "#c62828"
+BODY_COLOUR = "#6b7280"
+
+Level = tuple[str, ...]
+
+
+@dataclass
+class Problems:
+    """Which nodes and edges the errors of spec 02 are about, per document level."""
+
+    nodes: set[tuple[Level, str]] = field(default_factory=set)
+    edges: set[tuple[Level, str, str]] = field(default_factory=set)
+
+    @classmethod
+    def from_errors(cls, errors: Iterable[dict[str, Any]]) -> Problems:
+        problems = cls()
+        for error in errors:
+            level: Level = tuple(error.get("subgraph", ()))
+            if level:
+                # The owner at the top carries the mark too, so a problem deep inside
+                # a subgraph is visible when the cluster is not drawn.
+                problems.nodes.add(((), level[0]))
+            edge = error.get("edge")
+            if isinstance(edge, dict):
+                problems.edges.add((level, edge["from"], edge["to"]))
+            elif "node" in error and "to" in error:
+                problems.edges.add((level, error["node"], error["to"]))
+            if "node" in error:
+                problems.nodes.add((level, error["node"]))
+            if "owner" in error:
+                problems.nodes.add((level, error["owner"]))
+            if error.get("code") == "cycle":
+                steps = error["path"].split(" -> ")
+                for source, target in itertools.pairwise(steps):
+                    problems.edges.add((level, source, target))
+        return problems
+
+
+def _label(node: Node, *, entry: bool, broken: bool) -> str:
+    """Two lines: marks and the display name (or id), then the kind.
+
+    The user's text is escaped on its own and joined with DOT's ``\\n`` line
+    break, which escaping would otherwise double; ``nohtml`` keeps the whole
+    label a plain string whatever it starts and ends with.
+    """
+    title = node.name if node.name is not None and node.name.strip() else node.id
+    marks = ("⚠ " if broken else "") + ("▶ " if entry else "")
+    return graphviz.nohtml(f"{graphviz.escape(marks + title)}\\n{node.kind}")
+
+
+class _Writer:
+    def __init__(
+        self,
+        problems: Problems,
+        node_url: Callable[[Level, str], str | None] | None,
+        highlight: dict[tuple[Level, str], str],
+    ) -> None:
+        self.problems = problems
+        self.node_url = node_url
+        self.highlight = highlight
+        self.counter = 0
+
+    def new_id(self) -> str:
+        self.counter += 1
+        return f"n{self.counter}"
+
+    def level(self, dot: graphviz.Digraph, graph: Graph, level: Level) -> dict[str, str]:
+        """Draw one document level into ``dot``; returns node id → DOT id."""
+        bodies = {
+            node.body.node
+            for node in graph.nodes
+            if isinstance(getattr(node, "body", None), NodeBody)
+        }
+        inbound = {edge.target for edge in graph.edges}
+        outbound = {edge.source for edge in graph.edges}
+        ids: dict[str, str] = {}
+        for node in graph.nodes:
+            ids[node.id] = dot_id = self.new_id()
+            broken = (level, node.id) in self.problems.nodes
+            is_body = node.id in bodies
+            entry = not is_body and node.id not in inbound
+            terminal = not is_body and node.id not in outbound
+            shape, style = KIND_SHAPES[node.kind]
+            styles = [
+                part
+                for part in (style, "dashed" if broken else "", "bold" if entry else "")
+                if part
+            ]
+            attributes = {
+                "shape": shape,
+                "tooltip": graphviz.escape(f"{node.kind} node {node.id}"),
+                "id": f"node-{dot_id}",
+            }
+            if styles:
+                attributes["style"] = ",".join(styles)
+            if terminal:
+                attributes["peripheries"] = "2"
+            if broken:
+                attributes["color"] = ERROR_COLOUR
+                attributes["fontcolor"] = ERROR_COLOUR
+            fill = self.highlight.get((level, node.id))
+            if fill:
+                attributes["style"] = ",".join([*styles, "filled"])
+                attributes["fillcolor"] = fill
+            url = self.node_url(level, node.id) if self.node_url else None
+            if url:
+                attributes["URL"] = graphviz.escape(url)
+                attributes["target"] = "_top"
+            dot.node(dot_id, _label(node, entry=entry, broken=broken), **attributes)
+        for edge in graph.edges:
+            if edge.source not in ids or edge.target not in ids:
+                continue
+            attributes = {}
+            if edge.label is not None:
+                attributes["label"] = graphviz.escape(edge.label)
+            if (level, edge.source, edge.target) in self.problems.edges:
+                attributes.update(color=ERROR_COLOUR, fontcolor=ERROR_COLOUR, style="dashed")
+            dot.edge(ids[edge.source], ids[edge.target], **attributes)
+        for node in graph.nodes:
+            body = getattr(node, "body", None)
+            if isinstance(body, NodeBody) and body.node in ids:
+                dot.edge(
+                    ids[node.id],
+                    ids[body.node],
+                    label="body",
+                    style="dashed",
+                    color=BODY_COLOUR,
+                    fontcolor=BODY_COLOUR,
+                    arrowhead="none",
+                )
+            elif isinstance(body, SubgraphBody):
+                self.cluster(dot, node, body.graph, (*level, node.id), ids[node.id])
+        return ids
+
+    def cluster(
+        self, dot: graphviz.Digraph, owner: Node, graph: Graph, level: Level, owner_id: str
+    ) -> None:
+        name = f"cluster_{self.new_id()}"
+        with dot.subgraph(name=name) as cluster:
+            cluster.attr(
+                label=graphviz.escape(f"body of {owner.id}"),
+                style="dashed",
+                color=BODY_COLOUR,
+                fontcolor=BODY_COLOUR,
+            )
+            inner = self.level(cluster, graph, level)
+        targets = [inner[node.id] for node in graph.nodes if node.id in inner]
+        if targets:
+            dot.edge(
+                owner_id,
+                targets[0],
+                lhead=name,
+                label="body",
+                style="dashed",
+                color=BODY_COLOUR,
+                fontcolor=BODY_COLOUR,
+                arrowhead="none",
+            )
+
+
+def dot_source(
+    graph: Graph,
+    *,
+    errors: Iterable[dict[str, Any]] = (),
+    node_url: Callable[[Level, str], str | None] | None = None,
+    highlight: dict[tuple[Level, str], str] | None = None,
+) -> str:
+    """The DOT source of ``graph`` with ``errors`` marked.
+
+    ``node_url(level, id)`` gives each node's link (``level`` is the chain of
+    subgraph owners, empty at the top); ``highlight`` fills chosen nodes with a
+    colour (the compare and run views use it).
+    """
+    dot = graphviz.Digraph(
+        "graph",
+        graph_attr={
+            "rankdir": "LR",
+            "compound": "true",
+            "fontname": "sans-serif",
+            "bgcolor": "transparent",
+            "nodesep": "0.35",
+            "ranksep": "0.5",
+        },
+        node_attr={"fontname": "sans-serif", "fontsize": "11", "margin": "0.15,0.06"},
+        edge_attr={"fontname": "sans-serif", "fontsize": "10"},
+    )
+    _Writer(Problems.from_errors(errors), node_url, highlight or {}).level(dot, graph, ())
+    return dot.source
