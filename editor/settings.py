@@ -107,6 +107,10 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
             "HOST": parts.hostname or "",
             "PORT": str(port or ""),
             "OPTIONS": dict(parse_qsl(parts.query)),
+            # A new connection costs ~12 ms here (TCP and SCRAM sign-in), a query on an open
+            # one ~0.2 ms: each process keeps its connection for a minute, checked before
+            # reuse so a server restart costs one reconnect, not an error.
+            "CONN_MAX_AGE": 60,
             "CONN_HEALTH_CHECKS": True,
         }
     raise ImproperlyConfigured(
@@ -192,12 +196,16 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    # For /v1/docs: ninja's Swagger UI from our static files, not from a CDN.
+    "ninja",
     "editor.apps.EditorConfig",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # /v1: refuses bodies over the cap before anything reads them; JSON envelopes only.
+    "editor.middleware.ApiBoundaryMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.middleware.common.CommonMiddleware",

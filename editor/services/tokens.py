@@ -13,7 +13,14 @@ from django.utils import timezone
 
 from editor.models import ApiToken
 
-__all__ = ["TOKEN_PREFIX", "create_token", "revoke_token", "tokens_of", "user_for_token"]
+__all__ = [
+    "TOKEN_PREFIX",
+    "create_token",
+    "find_user",
+    "revoke_token",
+    "tokens_of",
+    "user_for_token",
+]
 
 #: Every token starts with this, so a leaked one is easy to recognise.
 TOKEN_PREFIX = "gh_"

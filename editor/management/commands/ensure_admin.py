@@ -62,7 +62,7 @@ class Command(BaseCommand):
             f"    username: {USERNAME}\n"
             f"    password: {password}\n\n"
             f"This password is shown only once. It is also kept in {password_file}, "
-            "readable only by you; change it under Admin once signed in."
+            "readable only by you; change it under Account once signed in."
         )
 
 

@@ -1,0 +1,172 @@
+"""``/v1/documents``: documents, their drafts (optimistic concurrency) and versions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Query, Router, Status
+
+from editor.api.schemas import (
+    DiffOut,
+    DocumentDetailOut,
+    DocumentIn,
+    DocumentListOut,
+    DocumentOut,
+    DraftIn,
+    DraftOut,
+    ErrorOut,
+    FreezeIn,
+    FreezeOut,
+    VersionListOut,
+)
+from editor.services import documents
+from editor.services.errors import InvalidRequest
+from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
+
+router = Router(tags=["documents"])
+
+_REVISION = re.compile(r'(?:W/)?"([0-9]{1,10})"|([0-9]{1,10})')
+
+#: The failures every draft write can answer.
+_WRITE_ERRORS: dict[int, Any] = {
+    400: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    412: ErrorOut,
+    428: ErrorOut,
+}
+
+_IF_MATCH = {
+    "parameters": [
+        {
+            "in": "header",
+            "name": "If-Match",
+            "required": True,
+            "description": 'The draft revision the change is based on, quoted: "3".',
+            "schema": {"type": "string"},
+        }
+    ]
+}
+
+
+def _expected_revision(request: HttpRequest) -> int | None:
+    """The revision in ``If-Match: "<revision>"``; ``None`` when the header is absent."""
+    header = request.headers.get("If-Match")
+    if header is None:
+        return None
+    match = _REVISION.fullmatch(header.strip())
+    if match is None:
+        raise InvalidRequest('If-Match must be the quoted draft revision, like "3"', "If-Match")
+    return int(match.group(1) or match.group(2))
+
+
+def _with_etag(response: HttpResponse, revision: int) -> None:
+    response["ETag"] = f'"{revision}"'
+
+
+@router.get("/documents", response={200: DocumentListOut, 400: ErrorOut}, summary="List")
+def list_documents(
+    request: HttpRequest,
+    cursor: str | None = None,
+    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+) -> dict[str, Any]:
+    """Documents, most recently changed first."""
+    page = documents.list_documents(cursor=cursor, limit=limit)
+    return {"documents": page.items, "next": page.next}
+
+
+@router.post(
+    "/documents",
+    response={201: DocumentOut, 400: ErrorOut, 403: ErrorOut, 409: ErrorOut},
+    summary="Create a document",
+)
+def create_document(request: HttpRequest, payload: DocumentIn) -> Status[Any]:
+    """A new document; its slug is derived from the title when not given."""
+    return Status(
+        201,
+        documents.create_document(
+            request.auth, title=payload.title, slug=payload.slug, text=payload.text
+        ),
+    )
+
+
+@router.get("/documents/{slug}", response={200: DocumentDetailOut, 404: ErrorOut}, summary="Get")
+def get_document(request: HttpRequest, slug: str) -> Any:
+    """One document with its versions, newest first."""
+    return documents.get_document(slug)
+
+
+@router.get(
+    "/documents/{slug}/draft", response={200: DraftOut, 404: ErrorOut}, summary="Read the draft"
+)
+def read_draft(request: HttpRequest, slug: str, response: HttpResponse) -> Any:
+    """The draft's text, revision (also as `ETag`) and validation verdict."""
+    draft = documents.read_draft(slug)
+    _with_etag(response, draft.revision)
+    return draft
+
+
+@router.put(
+    "/documents/{slug}/draft",
+    response={200: DraftOut, **_WRITE_ERRORS},
+    openapi_extra=_IF_MATCH,
+    summary="Save the draft",
+)
+def save_draft(request: HttpRequest, slug: str, payload: DraftIn, response: HttpResponse) -> Any:
+    """Replace the draft's text if it is still at the `If-Match` revision."""
+    draft = documents.save_draft(
+        request.auth, slug, text=payload.text, expected_revision=_expected_revision(request)
+    )
+    _with_etag(response, draft.revision)
+    return draft
+
+
+@router.post(
+    "/documents/{slug}/freeze",
+    response={200: FreezeOut, 201: FreezeOut, **_WRITE_ERRORS},
+    openapi_extra=_IF_MATCH,
+    summary="Freeze the draft",
+)
+def freeze(request: HttpRequest, slug: str, payload: FreezeIn | None = None) -> Status[Any]:
+    """Freeze the draft as the next version; `200` when it equals the latest version."""
+    frozen = documents.freeze(
+        request.auth,
+        slug,
+        expected_revision=_expected_revision(request),
+        note=payload.note if payload else "",
+    )
+    return Status(201 if frozen.new_version else 200, frozen)
+
+
+@router.get(
+    "/documents/{slug}/versions",
+    response={200: VersionListOut, 400: ErrorOut, 404: ErrorOut},
+    summary="List versions",
+)
+def list_versions(
+    request: HttpRequest,
+    slug: str,
+    cursor: str | None = None,
+    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+) -> dict[str, Any]:
+    """A document's versions, newest first."""
+    page = documents.list_versions(slug, cursor=cursor, limit=limit)
+    return {"versions": page.items, "next": page.next}
+
+
+@router.get(
+    "/documents/{slug}/diff",
+    response={200: DiffOut, 400: ErrorOut, 404: ErrorOut},
+    by_alias=True,
+    summary="Compare two graphs",
+)
+def diff(
+    request: HttpRequest,
+    slug: str,
+    before: str = Query(..., alias="from", description="a graph hash, or `draft`"),
+    after: str = Query(..., alias="to", description="a graph hash, or `draft`"),
+) -> dict[str, Any]:
+    """The structural diff between two stored graphs or the draft."""
+    return documents.diff(slug, before=before, after=after)

@@ -1,0 +1,96 @@
+"""The OpenAPI document at ``/v1/openapi.json`` and the docs page at ``/v1/docs``."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from tests.integration.api.callers import Caller, error_of
+
+pytestmark = pytest.mark.django_db
+
+OPERATIONS = {
+    ("post", "/v1/graphs"),
+    ("get", "/v1/graphs"),
+    ("post", "/v1/graphs/validate"),
+    ("get", "/v1/graphs/{graph}"),
+    ("get", "/v1/graphs/{graph}/export"),
+    ("get", "/v1/schema/graph.json"),
+    ("get", "/v1/documents"),
+    ("post", "/v1/documents"),
+    ("get", "/v1/documents/{slug}"),
+    ("get", "/v1/documents/{slug}/draft"),
+    ("put", "/v1/documents/{slug}/draft"),
+    ("post", "/v1/documents/{slug}/freeze"),
+    ("get", "/v1/documents/{slug}/versions"),
+    ("get", "/v1/documents/{slug}/diff"),
+    ("post", "/v1/agents"),
+    ("get", "/v1/agents"),
+    ("get", "/v1/agents/{agent}"),
+}
+
+
+def test_the_openapi_document_lists_every_operation(reader: Caller) -> None:
+    response = reader.get("/v1/openapi.json")
+
+    assert response.status_code == 200
+    document = response.json()
+    assert document["openapi"].startswith("3.")
+    listed = {
+        (method, path)
+        for path, operations in document["paths"].items()
+        for method in operations
+        if method in {"get", "post", "put", "patch", "delete"}
+    }
+    assert listed == OPERATIONS
+
+
+def test_every_operation_documents_its_answers_and_security(reader: Caller) -> None:
+    document = reader.get("/v1/openapi.json").json()
+
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            assert operation["responses"], (method, path)
+            assert operation.get("security"), (method, path)
+    schemes = document["components"]["securitySchemes"]
+    assert {scheme["type"] for scheme in schemes.values()} == {"http", "apiKey"}
+
+
+def test_the_docs_page_loads_swagger_from_our_own_static_files(nobody: User) -> None:
+    client = Client()
+    client.force_login(nobody)
+
+    response = client.get("/v1/docs")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert sources
+    assert all(source.startswith("/static/") for source in sources), sources
+    assert "/v1/openapi.json" in page
+    # No inline script: the only <script> without src is a JSON data block.
+    for attributes in re.findall(r"<script([^>]*)>", page):
+        assert "src=" in attributes or 'type="application/json"' in attributes
+    for source in sources:
+        assert client.get(source).status_code == 200, source
+
+
+def test_the_docs_page_sends_a_visitor_to_sign_in(anonymous: Caller) -> None:
+    response = anonymous.get("/v1/docs")
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=/v1/docs")
+
+
+def test_the_openapi_document_needs_credentials(anonymous: Caller) -> None:
+    response = anonymous.get("/v1/openapi.json")
+
+    assert response.status_code == 401
+    assert error_of(response)["code"] == "unauthorized"
+
+
+def test_a_token_holder_may_read_the_openapi_document(reader: Caller) -> None:
+    assert reader.get("/v1/openapi.json").status_code == 200
