@@ -3,6 +3,8 @@
 import pytest
 from django.test import Client
 
+from tests.integration.html import assert_no_inline_script
+
 pytestmark = pytest.mark.django_db
 
 
@@ -49,7 +51,7 @@ def test_it_has_no_inline_script(client: Client, ensured_admin: tuple[str, str])
 
     response = client.get("/")
 
-    assert "<script" not in response.content.decode()
+    assert_no_inline_script(response.content.decode())
     assert "script-src 'self'" in response["Content-Security-Policy"]
 
 
