@@ -15,7 +15,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
-BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py
+BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
+	tests/benchmarks/live_validation.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key)
@@ -26,7 +27,7 @@ help:
 	@echo "make run     set up, migrate, create the first user, serve on 127.0.0.1:$(PORT)"
 	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
 	@echo "make lint    import contracts, ruff check, ruff format --check"
-	@echo "make bench   benchmark the graph core and POST /v1/graphs/validate over HTTP"
+	@echo "make bench   benchmark the graph core, POST /v1/graphs/validate, the editor's live validation"
 	@echo "make schema  regenerate docs/schemas/graph.schema.json"
 
 # --- Python and its packages -------------------------------------------------------------------

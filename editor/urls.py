@@ -2,13 +2,22 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, re_path
 
 from editor.api import urls as api_urls
-from editor.views import account, health, home
+from editor.views import account, editor, graphs, health, versions
 
 urlpatterns = [
-    path("", home.home, name="home"),
+    path("", graphs.graph_list, name="home"),
+    path("new/", graphs.new_graph, name="new_graph"),
+    path("import/", graphs.import_graph, name="import_graph"),
+    path("graphs/<slug:slug>/versions/", versions.version_list, name="versions"),
+    path("graphs/<slug:slug>/compare/", versions.compare, name="compare"),
+    re_path(r"^g/(?P<hex_digest>[0-9a-f]{64})/$", versions.graph_page, name="graph"),
+    re_path(
+        r"^g/(?P<hex_digest>[0-9a-f]{64})/download/$", versions.download, name="graph_download"
+    ),
+    re_path(r"^g/sha256:(?P<hex_digest>[0-9a-f]{64})/$", versions.prefixed_graph),
     path("healthz", health.healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -20,6 +29,15 @@ urlpatterns = [
         account.revoke_token,
         name="account_revoke_token",
     ),
+    path("graphs/<slug:slug>/", editor.editor_page, name="editor"),
+    path("graphs/<slug:slug>/edit/node/", editor.edit_node, name="editor_node"),
+    path("graphs/<slug:slug>/edit/add-node/", editor.new_node, name="editor_add_node"),
+    path("graphs/<slug:slug>/edit/delete-node/", editor.remove_node, name="editor_delete_node"),
+    path("graphs/<slug:slug>/edit/add-edge/", editor.new_edge, name="editor_add_edge"),
+    path("graphs/<slug:slug>/edit/delete-edge/", editor.remove_edge, name="editor_delete_edge"),
+    path("graphs/<slug:slug>/edit/json/", editor.edit_json, name="editor_json"),
+    path("graphs/<slug:slug>/freeze/", editor.freeze, name="editor_freeze"),
+    path("graphs/<slug:slug>/discard/", editor.discard, name="editor_discard"),
     path("admin/", admin.site.urls),
     path("v1/", api_urls),
 ]

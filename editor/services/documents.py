@@ -52,6 +52,7 @@ __all__ = [
     "Frozen",
     "LatestVersion",
     "VersionInfo",
+    "VersionOf",
     "create_document",
     "derive_slug",
     "diff",
@@ -62,6 +63,7 @@ __all__ = [
     "list_versions",
     "read_draft",
     "save_draft",
+    "versions_of_graph",
 ]
 
 #: The name that stands for a document's draft where a graph hash is expected.
@@ -241,9 +243,14 @@ def create_document(
     return _info(_document(slug))
 
 
-def list_documents(*, cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> Page[DocumentInfo]:
-    """Documents, most recently changed first."""
+def list_documents(
+    *, cursor: str | None = None, limit: int = DEFAULT_LIMIT, search: str = ""
+) -> Page[DocumentInfo]:
+    """Documents, most recently changed first; ``search`` keeps titles or slugs containing it."""
     documents = Document.objects.select_related("draft").order_by("-updated_at", "-id")
+    if search.strip():
+        term = search.strip()
+        documents = documents.filter(Q(title__icontains=term) | Q(slug__icontains=term))
     if cursor is not None:
         updated, pk = decode_cursor(cursor, (str, int))
         try:
@@ -261,6 +268,25 @@ def list_documents(*, cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> 
 def get_document(slug: str) -> DocumentInfo:
     """One document with all its versions, newest first."""
     return _info(_document(slug), with_versions=True)
+
+
+@dataclass(frozen=True, slots=True)
+class VersionOf:
+    """A frozen version of some document that is a given graph."""
+
+    slug: str
+    title: str
+    version: int
+
+
+def versions_of_graph(digest: str) -> list[VersionOf]:
+    """Every document version frozen as the graph ``digest``, by document then number."""
+    rows = (
+        Version.objects.filter(graph_id=digest)
+        .order_by("document__slug", "number")
+        .values_list("document__slug", "document__title", "number")
+    )
+    return [VersionOf(*row) for row in rows]
 
 
 def list_versions(

@@ -27,7 +27,7 @@ def test_the_ensured_admin_can_sign_in_and_lands_on_the_home_page(
     )
 
     assert response.redirect_chain == [("/", 302)]
-    assert "Author graphs" in response.content.decode()
+    assert "<h1>Graphs</h1>" in response.content.decode()
 
 
 def test_it_returns_to_the_page_asked_for(client: Client, ensured_admin: tuple[str, str]) -> None:

@@ -1,0 +1,171 @@
+"""The page forms: **New graph** and **Import JSON** (spec 06, *Graphs list*).
+
+Each form checks what the person typed and builds what the service needs (the draft text);
+the views hand that to :mod:`editor.services.documents`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+
+from editor.graph import Graph, wire_value
+from editor.graph.edits import format_draft
+from editor.graph.templates import (
+    MAX_PERSONAS,
+    MAX_ROUNDS,
+    MIN_PERSONAS,
+    TEMPLATES,
+    approval_gate,
+    blank,
+    parallel,
+    rounds,
+)
+from editor.services.agents import AgentInfo
+from editor.services.documents import MAX_TITLE_LENGTH
+
+__all__ = ["IMPORTED_TITLE", "ImportForm", "NewGraphForm"]
+
+#: The title of a document imported from pasted text.
+IMPORTED_TITLE = "Imported graph"
+
+#: The templates that run agent definitions, and the agent fields each needs.
+_AGENT_FIELDS = {
+    "approval_gate": ("writer",),
+    "parallel": ("critic", "synthesizer"),
+    "rounds": ("critic", "synthesizer"),
+}
+
+
+class NewGraphForm(forms.Form):
+    title = forms.CharField(label="Title", max_length=MAX_TITLE_LENGTH)
+    template = forms.ChoiceField(
+        label="Starting point",
+        choices=list(TEMPLATES.items()),
+        initial="blank",
+        widget=forms.RadioSelect,
+    )
+    writer = forms.ChoiceField(
+        label="Writer agent", required=False, help_text="For Approval gate: runs the write node."
+    )
+    critic = forms.ChoiceField(label="Critic agent", required=False)
+    synthesizer = forms.ChoiceField(label="Synthesizer agent", required=False)
+    personas = forms.CharField(
+        label="Personas",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=f"One per line, {MIN_PERSONAS} to {MAX_PERSONAS}.",
+    )
+    max_rounds = forms.IntegerField(
+        label="Rounds",
+        required=False,
+        min_value=1,
+        max_value=MAX_ROUNDS,
+        initial=3,
+        help_text=f"For Critic panel — rounds: 1 to {MAX_ROUNDS}.",
+    )
+
+    def __init__(self, *args: Any, agents: list[AgentInfo], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "— choose —")] + [
+            (agent.agent, f"{agent.name or '(unnamed)'} · {agent.agent[7:19]}") for agent in agents
+        ]
+        for name in ("writer", "critic", "synthesizer"):
+            self.fields[name].choices = choices  # type: ignore[attr-defined]
+        self.graph: Graph | None = None
+
+    def clean_title(self) -> str:
+        title = self.cleaned_data["title"].strip()
+        if "\x00" in title:
+            raise forms.ValidationError("The title must not contain NUL characters.")
+        return title
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        template = data.get("template")
+        for name in _AGENT_FIELDS.get(template or "", ()):
+            if not data.get(name):
+                self.add_error(name, "Choose an agent definition.")
+        personas: list[str] = []
+        if template in ("parallel", "rounds"):
+            personas = [line.strip() for line in data.get("personas", "").splitlines()]
+            personas = [persona for persona in personas if persona]
+            if not MIN_PERSONAS <= len(personas) <= MAX_PERSONAS:
+                self.add_error(
+                    "personas",
+                    f"Give {MIN_PERSONAS} to {MAX_PERSONAS} personas, one per line "
+                    f"({len(personas)} given).",
+                )
+            elif len(set(personas)) != len(personas):
+                self.add_error("personas", "The personas must be different from each other.")
+        if template == "rounds" and data.get("max_rounds") is None:
+            self.add_error("max_rounds", f"Give a number of rounds from 1 to {MAX_ROUNDS}.")
+        if self.errors or template is None:
+            return data
+        try:
+            self.graph = _build(template, data, personas)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
+        return data
+
+    def draft_text(self) -> str:
+        """The new document's draft: wire-order JSON indented by two spaces."""
+        assert self.graph is not None
+        return format_draft(wire_value(self.graph))
+
+
+def _build(template: str, data: dict[str, Any], personas: list[str]) -> Graph:
+    if template == "approval_gate":
+        return approval_gate(data["writer"])
+    if template == "parallel":
+        return parallel(data["critic"], data["synthesizer"], personas)
+    if template == "rounds":
+        return rounds(data["critic"], data["synthesizer"], personas, data["max_rounds"])
+    return blank()
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(
+        label="File", required=False, help_text="A graph document (.json), up to the body cap."
+    )
+    text = forms.CharField(
+        label="Or paste the JSON",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        upload: UploadedFile | None = data.get("file")
+        pasted: str = data.get("text") or ""
+        limit = settings.GATEHOUSE_MAX_BODY_BYTES
+        if upload is not None and pasted.strip():
+            raise forms.ValidationError("Give a file or pasted text, not both.")
+        if upload is not None:
+            if upload.size is not None and upload.size > limit:
+                self.add_error("file", f"The file is {upload.size} bytes; the limit is {limit}.")
+                return data
+            try:
+                data["document_text"] = upload.read().decode("utf-8")
+            except UnicodeDecodeError:
+                self.add_error("file", "The file is not UTF-8 text.")
+                return data
+            data["document_title"] = (upload.name or IMPORTED_TITLE)[:MAX_TITLE_LENGTH]
+        elif pasted.strip():
+            size = len(pasted.encode("utf-8", "surrogatepass"))
+            if size > limit:
+                self.add_error("text", f"The text is {size} bytes; the limit is {limit}.")
+                return data
+            data["document_text"] = pasted
+            data["document_title"] = IMPORTED_TITLE
+        else:
+            raise forms.ValidationError("Choose a file or paste a graph document.")
+        if "\x00" in data["document_text"]:
+            self.add_error(
+                "file" if upload else "text", "The text must not contain NUL characters."
+            )
+        return data

@@ -1,0 +1,400 @@
+"""The editor's edit pipeline: read the draft, apply one edit, save it, validate, draw.
+
+Every change the editor page makes goes through :func:`apply_edit` (form edits on the
+wire value) or :func:`save_text` (the **JSON** tab). Both write with the revision the
+page holds, so a tab that fell behind gets a :class:`Stale` answer instead of
+overwriting someone else's work, and both answer with an :class:`Editor` — the text,
+the revision, the verdict, the canvas and the errors sorted by node and field — which
+is all the page's fragments need. A refused edit writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from django.urls import reverse
+
+from editor.graph import Graph, JsonError, MalformedDocument, parse_document, read_json, wire_value
+from editor.graph.edits import EditRefused, format_draft, rename_node, set_payload_field
+from editor.services import documents
+from editor.services.access import can_author
+from editor.services.canvas import DrawnCanvas, draw
+from editor.services.errors import StaleDraft
+from editor.services.graphs import load_graph
+
+__all__ = [
+    "Editor",
+    "Refused",
+    "Stale",
+    "apply_edit",
+    "discard_changes",
+    "field_for_error",
+    "load_editor",
+    "save_text",
+]
+
+Value = dict[str, Any]
+Edit = Callable[[Value], Value]
+
+
+@dataclass(frozen=True)
+class Editor:
+    """The draft as the editor shows it."""
+
+    slug: str
+    title: str
+    text: str
+    revision: int
+    validation: dict[str, Any]
+    value: Value | None
+    graph: Graph | None
+    canvas: DrawnCanvas | None
+    can_edit: bool
+    latest_graph: str | None
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return list(self.validation.get("errors", ()))
+
+    @property
+    def error_count(self) -> int:
+        return len(self.errors)
+
+    @property
+    def malformed(self) -> str | None:
+        """The parse error, while the draft does not parse."""
+        for error in self.errors:
+            if error.get("code") in ("malformed_document", "payload_too_large"):
+                return str(error["message"])
+        return None
+
+    @property
+    def node_ids(self) -> list[str]:
+        if self.value is None:
+            return []
+        return [node["payload"]["id"] for node in self.value["nodes"]]
+
+    def node(self, node_id: str | None) -> Value | None:
+        """The last node with ``node_id`` (as validation looks nodes up), or ``None``."""
+        if self.value is None or node_id is None:
+            return None
+        for node in reversed(self.value["nodes"]):
+            if node["payload"]["id"] == node_id:
+                return node
+        return None
+
+    def errors_of(self, node_id: str) -> list[dict[str, Any]]:
+        """The top-level errors about ``node_id`` (not those inside its subgraph)."""
+        return [
+            error
+            for error in self.errors
+            if not error.get("subgraph") and _error_node(error) == node_id
+        ]
+
+
+@dataclass(frozen=True)
+class Refused:
+    """An edit that was not written: the field it is about and why."""
+
+    field: str
+    message: str
+    editor: Editor
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A change sent with an old revision: the newer draft, and the change it rejected."""
+
+    editor: Editor
+    rejected: str = ""
+    rejected_fields: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _error_node(error: dict[str, Any]) -> str | None:
+    if "node" in error:
+        return str(error["node"])
+    edge = error.get("edge")
+    if isinstance(edge, dict):
+        return str(edge.get("from"))
+    return None
+
+
+#: Which form field each validation error is about, when its code names one.
+_FIELD_OF_CODE = {
+    "duplicate_node_id": "id",
+    "dangling_map_body": "body",
+    "dangling_fold_body": "body",
+    "malformed_agent_hash": "agent_hash",
+    "non_positive_concurrency": "concurrency",
+    "approval_schema_not_object": "approval_schema",
+    "non_positive_max_iterations": "max_iterations",
+    "blank_node_name": "name",
+    "node_name_too_long": "name",
+    "invalid_fold_stop_expression": "stop_when",
+    "invalid_fold_join_reference": "join",
+    "branch_without_cases": "cases",
+    "duplicate_branch_case": "cases",
+}
+
+
+def field_for_error(error: dict[str, Any], node: Value | None) -> str:
+    """The form field an error belongs beside (``""``: the node's form as a whole)."""
+    code = error.get("code")
+    if code in _FIELD_OF_CODE:
+        return _FIELD_OF_CODE[code]
+    if "field" in error:
+        name = str(error["field"])
+        return "input" if name.startswith("input.") else name
+    if "case" in error and node is not None:
+        for index, case in enumerate(node["payload"].get("cases", ())):
+            if case.get("name") == error["case"]:
+                suffix = "kind" if code == "model_decision_without_agent" else "value"
+                if code == "branch_case_without_edge":
+                    suffix = "name"
+                return f"case-{index}-{suffix}"
+    return ""
+
+
+def _node_url(slug: str) -> Callable[[tuple[str, ...], str], str | None]:
+    page = reverse("editor", args=[slug])
+
+    def url(level: tuple[str, ...], node_id: str) -> str:
+        # A node inside a subgraph is edited in its owner's form.
+        target = level[0] if level else node_id
+        return f"{page}?node={quote(target, safe='')}"
+
+    return url
+
+
+def _latest_graph(slug: str) -> str | None:
+    latest = documents.get_document(slug).latest
+    return latest.graph if latest else None
+
+
+def _editor(
+    user: Any,
+    slug: str,
+    text: str,
+    revision: int,
+    validation: dict[str, Any],
+    *,
+    drawn: bool = True,
+) -> Editor:
+    info = documents.get_document(slug)
+    graph: Graph | None
+    try:
+        graph = parse_document(text)
+    except MalformedDocument:
+        graph = None
+    value = wire_value(graph) if graph is not None else None
+    canvas = None
+    if graph is not None and drawn:
+        canvas = draw(graph, errors=validation.get("errors", ()), node_url=_node_url(slug))
+    return Editor(
+        slug=slug,
+        title=info.title,
+        text=text,
+        revision=revision,
+        validation=validation,
+        value=value,
+        graph=graph,
+        canvas=canvas,
+        can_edit=can_author(user),
+        latest_graph=info.latest.graph if info.latest else None,
+    )
+
+
+def load_editor(user: Any, slug: str, *, drawn: bool = True) -> Editor:
+    """The draft as it is now (raises ``UnknownDocument``); ``drawn=False`` skips the canvas."""
+    draft = documents.read_draft(slug)
+    return _editor(user, slug, draft.text, draft.revision, draft.validation, drawn=drawn)
+
+
+def _save(
+    user: Any, slug: str, text: str, revision: int | None, rejected_fields: list[tuple[str, str]]
+) -> Editor | Stale:
+    try:
+        saved = documents.save_draft(user, slug, text=text, expected_revision=revision)
+    except StaleDraft:
+        return Stale(load_editor(user, slug), rejected=text, rejected_fields=rejected_fields)
+    return _editor(user, slug, saved.text, saved.revision, saved.validation)
+
+
+def apply_edit(
+    user: Any,
+    slug: str,
+    revision: int | None,
+    edit: Edit,
+    *,
+    submitted: list[tuple[str, str]] | None = None,
+) -> Editor | Refused | Stale:
+    """Apply ``edit`` to the draft's wire value and save it at ``revision``.
+
+    A refused edit (``EditRefused``, or a result that would not parse) writes nothing.
+    """
+    current = load_editor(user, slug, drawn=False)
+    if revision is not None and revision != current.revision:
+        return Stale(load_editor(user, slug), rejected_fields=submitted or [])
+    if current.value is None:
+        message = "the draft does not parse: fix it in the JSON tab first"
+        return Refused("", message, load_editor(user, slug))
+    try:
+        changed = edit(current.value)
+    except EditRefused as refused:
+        return Refused(refused.field, str(refused), load_editor(user, slug))
+    text = format_draft(changed)
+    if text == current.text:
+        return load_editor(user, slug)
+    try:
+        parse_document(text)
+    except MalformedDocument as error:
+        return Refused("", str(error), load_editor(user, slug))
+    return _save(user, slug, text, revision, submitted or [])
+
+
+def save_text(user: Any, slug: str, revision: int | None, text: str) -> Editor | Stale:
+    """The **JSON** tab: the whole draft as typed, saved even when it does not parse."""
+    return _save(user, slug, text, revision, [])
+
+
+def discard_changes(user: Any, slug: str, revision: int | None) -> Editor | Stale | None:
+    """Reset the draft to the latest frozen version (``None`` when nothing is frozen)."""
+    digest = _latest_graph(slug)
+    if digest is None:
+        return None
+    text = format_draft(wire_value(load_graph(digest)))
+    return _save(user, slug, text, revision, [])
+
+
+# --- The node form -----------------------------------------------------------------------------
+
+#: The payload fields of each kind in wire order, without ``id`` (spec 01).
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "agent": ("agent_hash", "name", "input_schema", "output_schema"),
+    "tool": ("tool", "name", "input", "input_schema", "output_schema"),
+    "gate": ("name", "prompt", "approval_schema"),
+    "branch": ("name", "on", "agent_hash", "cases"),
+    "map": ("name", "over", "concurrency", "body", "output_schema"),
+    "fold": ("name", "body", "max_iterations", "stop_when", "join", "accumulator_schema"),
+}
+_OPTIONAL_TEXT = {"name", "prompt", "on"}
+_JSON_FIELDS = {"input_schema", "output_schema", "approval_schema", "accumulator_schema", "input"}
+_U32 = 4294967295
+
+
+class FormProblems(Exception):
+    """Fields of a submitted node form that cannot be written, by field name."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def _read_json_field(text: str, name: str, problems: dict[str, str]) -> Any:
+    try:
+        return read_json(text)
+    except JsonError as error:
+        problems[name] = f"not valid JSON: {error}"
+        return None
+
+
+def _u32(text: str, name: str, problems: dict[str, str]) -> int | None:
+    text = text.strip()
+    if not text.lstrip("-").isdigit() or not 0 <= int(text) <= _U32:
+        problems[name] = "a whole number from 0 to 4294967295"
+        return None
+    return int(text)
+
+
+def payload_from_form(kind: str, data: Any) -> dict[str, Any]:
+    """The payload fields (without ``id``) a node form describes; ``None`` unsets a field.
+
+    Raises :class:`FormProblems` naming each field that cannot be read.
+    """
+    problems: dict[str, str] = {}
+    payload: dict[str, Any] = {}
+    for name in KIND_FIELDS[kind]:
+        raw = data.get(name, "")
+        if name in _OPTIONAL_TEXT or (name == "agent_hash" and kind == "branch"):
+            payload[name] = raw if raw.strip() else None
+        elif name in _JSON_FIELDS:
+            if not raw.strip():
+                if name == "approval_schema":
+                    problems[name] = 'required: any JSON value; {"type": "object"} for a plain form'
+                payload[name] = None
+                continue
+            parsed = _read_json_field(raw, name, problems)
+            if name == "input" and name not in problems:
+                if not isinstance(parsed, dict) or not all(
+                    isinstance(v, str) for v in parsed.values()
+                ):
+                    problems[name] = "an object mapping input names to reference strings"
+                elif not parsed:
+                    parsed = None
+            payload[name] = parsed
+        elif name in ("concurrency", "max_iterations"):
+            payload[name] = _u32(raw, name, problems)
+        elif name == "cases":
+            payload[name] = _cases(data)
+        elif name == "body":
+            payload[name] = _body(data, problems)
+        elif name == "join":
+            join_kind = data.get("join_kind", "last")
+            if join_kind == "best_by":
+                payload[name] = {"kind": "best_by", "value": data.get("join_value", "")}
+            elif join_kind in ("last", "all"):
+                payload[name] = {"kind": join_kind}
+            else:
+                problems["join"] = "choose best_by, last or all"
+        else:
+            payload[name] = raw
+    if problems:
+        raise FormProblems(problems)
+    return payload
+
+
+def _cases(data: Any) -> list[dict[str, Any]]:
+    raw_count = str(data.get("case_count", "0"))
+    count = int(raw_count) if raw_count.isdigit() else 0
+    remove = data.get("remove_case")
+    cases = []
+    for index in range(count):
+        if remove is not None and remove == str(index):
+            continue
+        name = data.get(f"case-{index}-name", "")
+        if data.get(f"case-{index}-kind") == "model_decision":
+            when: dict[str, Any] = {"kind": "model_decision"}
+        else:
+            when = {"kind": "expression", "value": data.get(f"case-{index}-value", "")}
+        cases.append({"name": name, "when": when})
+    if data.get("add_case") is not None:
+        names = {case["name"] for case in cases}
+        number = len(cases) + 1
+        while f"case{number}" in names:
+            number += 1
+        cases.append({"name": f"case{number}", "when": {"kind": "expression", "value": "true"}})
+    return cases
+
+
+def _body(data: Any, problems: dict[str, str]) -> dict[str, Any] | None:
+    if data.get("body_kind") == "subgraph":
+        graph = _read_json_field(data.get("body_subgraph", ""), "body", problems)
+        if "body" not in problems and not isinstance(graph, dict):
+            problems["body"] = "a subgraph is a graph document: a JSON object"
+        return {"kind": "subgraph", "value": graph}
+    return {"kind": "node", "value": data.get("body_node", "")}
+
+
+def node_form_edit(node_id: str, kind: str, new_id: str, payload: dict[str, Any]) -> Edit:
+    """The edit a node form makes: rename when the id changed, then set every field."""
+
+    def edit(value: Value) -> Value:
+        value = rename_node(value, node_id, new_id)
+        for name, field_value in payload.items():
+            value = set_payload_field(value, new_id, name, field_value)
+        return value
+
+    return edit

@@ -1,0 +1,430 @@
+"""``/graphs/<slug>/``: the editor page, and the edits its forms post.
+
+Every edit answers an htmx request with ``editor/page.html#live``: out-of-band pieces
+(revision, canvas, verdict and errors, structure, field errors, JSON, stale panel) that
+replace their namesakes in place, leaving alone the control being typed in. Without
+htmx, a successful edit redirects back to the page and a refused one renders it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+from urllib.parse import quote
+
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from editor.graph.edits import (
+    NEW_NODE_DEFAULTS,
+    EditRefused,
+    add_edge,
+    add_node,
+    delete_edge,
+    delete_node,
+)
+from editor.services import agents, documents, editing
+from editor.services.editing import Editor, Refused, Stale
+from editor.services.errors import (
+    InvalidGraph,
+    InvalidRequest,
+    NotAllowed,
+    StaleDraft,
+    UnknownDocument,
+)
+
+PAGE = "editor/page.html"
+#: Form fields that are bookkeeping, not part of the change a person made.
+_NOT_A_CHANGE = {"revision", "csrfmiddlewaretoken", "token", "case_count"}
+KINDS = list(NEW_NODE_DEFAULTS)
+
+
+def _load(request: HttpRequest, slug: str) -> Editor:
+    try:
+        return editing.load_editor(request.user, slug)
+    except UnknownDocument:
+        raise Http404("No such graph.") from None
+
+
+def _revision(request: HttpRequest) -> int | None:
+    raw = request.POST.get("revision", "")
+    return int(raw) if raw.isdigit() else None
+
+
+def _pretty(value: Any) -> str:
+    return "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _node_form(
+    ed: Editor,
+    node_id: str | None,
+    *,
+    problems: dict[str, str] | None = None,
+    data: Any = None,
+    token: str | None = None,
+) -> dict[str, Any] | None:
+    """What the node form shows: values (the stored ones, or ``data`` as submitted) and errors."""
+    node = ed.node(node_id)
+    if node is None:
+        return None
+    payload = node["payload"]
+    errors: dict[str, list[str]] = {}
+    for error in ed.errors_of(payload["id"]):
+        errors.setdefault(editing.field_for_error(error, node).replace("-", "_"), []).append(
+            error["message"]
+        )
+    for key, message in (problems or {}).items():
+        errors.setdefault(key.replace("-", "_"), []).append(message)
+
+    def value(name: str) -> str:
+        if data is not None and name in data:
+            return str(data[name])
+        if name in ("input_schema", "output_schema", "approval_schema", "accumulator_schema"):
+            return _pretty(payload.get(name))
+        if name == "input":
+            return _pretty(payload.get(name) or None)
+        stored = payload.get(name)
+        return "" if stored is None else str(stored)
+
+    body = payload.get("body") or {}
+    join = payload.get("join") or {}
+    cases = []
+    for index, case in enumerate(payload.get("cases", ())):
+        when = case.get("when") or {}
+        cases.append(
+            {
+                "index": index,
+                "name": case.get("name", ""),
+                "kind": when.get("kind", "expression"),
+                "value": when.get("value", ""),
+                "keys": {part: f"case_{index}_{part}" for part in ("name", "kind", "value")},
+                "errors": {
+                    part: errors.get(f"case_{index}_{part}", [])
+                    for part in ("name", "kind", "value")
+                },
+            }
+        )
+    keys = ["id", *editing.KIND_FIELDS[node["kind"]], ""]
+    for case in cases:
+        keys += [f"case_{case['index']}_{part}" for part in ("name", "kind", "value")]
+    if not (token and token.isalnum()):
+        token = hashlib.sha256(payload["id"].encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return {
+        "id": payload["id"],
+        "token": token,
+        "kind": node["kind"],
+        "value": {name: value(name) for name in ("id", *editing.KIND_FIELDS[node["kind"]])},
+        "errors": errors,
+        "general_errors": errors.get("", []),
+        "oob_errors": [(key or "node", errors.get(key, [])) for key in keys],
+        "cases": cases,
+        "body_kind": body.get("kind", "node"),
+        "body_node": body.get("value", "") if body.get("kind") == "node" else "",
+        "body_subgraph": _pretty(body.get("value")) if body.get("kind") == "subgraph" else "",
+        "join_kind": join.get("kind", "last"),
+        "join_value": join.get("value", ""),
+        "other_ids": [other for other in ed.node_ids if other != payload["id"]],
+        "payload_json": _pretty(payload),
+    }
+
+
+def _case_names(ed: Editor) -> dict[str, list[str]]:
+    if ed.value is None:
+        return {}
+    return {
+        node["payload"]["id"]: [case.get("name", "") for case in node["payload"]["cases"]]
+        for node in ed.value["nodes"]
+        if node["kind"] == "branch"
+    }
+
+
+def _context(request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any) -> dict[str, Any]:
+    agent_page = agents.list_agents(limit=200)
+    error_rows = []
+    for error in ed.errors:
+        owner = error.get("subgraph", [None])[0] if error.get("subgraph") else None
+        target = owner or _error_target(error)
+        error_rows.append(
+            {
+                "message": error["message"],
+                "code": error["code"],
+                "node": target,
+                "url": f"{reverse('editor', args=[ed.slug])}?node={quote(target, safe='')}"
+                if target and target in ed.node_ids
+                else None,
+            }
+        )
+    edges = []
+    if ed.value is not None:
+        problems = {
+            (e["edge"]["from"], e["edge"]["to"]): e["message"]
+            for e in ed.errors
+            if isinstance(e.get("edge"), dict) and not e.get("subgraph")
+        }
+        for index, edge in enumerate(ed.value["edges"]):
+            edges.append(
+                {**edge, "index": index, "problem": problems.get((edge["from"], edge["to"]))}
+            )
+    context = {
+        "ed": ed,
+        "kinds": KINDS,
+        "node": _node_form(ed, node_id),
+        "selected": node_id,
+        "selected_quoted": quote(node_id or "", safe=""),
+        "error_rows": error_rows,
+        "edges": edges,
+        "case_names": _case_names(ed),
+        "agents": agent_page.items,
+        "page_url": reverse("editor", args=[ed.slug]),
+    }
+    context.update(extra)
+    return context
+
+
+def _error_target(error: dict[str, Any]) -> str | None:
+    if "node" in error:
+        return str(error["node"])
+    edge = error.get("edge")
+    if isinstance(edge, dict):
+        return str(edge.get("from"))
+    return None
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def editor_page(request: HttpRequest, slug: str) -> HttpResponse:
+    ed = _load(request, slug)
+    node_id = request.GET.get("node") or None
+    context = _context(request, ed, node_id)
+    if request.htmx and request.htmx.target == "editor":
+        return render(request, f"{PAGE}#workspace", context)
+    if request.htmx and node_id is not None:
+        return render(request, f"{PAGE}#node_panel", context)
+    if request.htmx:
+        return render(request, f"{PAGE}#workspace", context)
+    return render(request, PAGE, context)
+
+
+def _answer(
+    request: HttpRequest,
+    result: Editor | Refused | Stale,
+    node_id: str | None,
+    *,
+    node_panel: bool = True,
+    json_text: bool = True,
+    problems: dict[str, str] | None = None,
+    data: Any = None,
+    json_error: str | None = None,
+    **extra: Any,
+) -> HttpResponse:
+    """The answer to an edit: the live pieces for htmx, else the page or a redirect."""
+    stale = result if isinstance(result, Stale) else None
+    refused = result if isinstance(result, Refused) else None
+    ed = result if isinstance(result, Editor) else result.editor
+    if refused is not None:
+        problems = {**(problems or {}), refused.field: refused.message}
+    context = _context(request, ed, node_id, stale=stale, json_error=json_error, **extra)
+    token = request.POST.get("token") if request.method == "POST" else None
+    if problems or data is not None or token:
+        context["node"] = _node_form(ed, node_id, problems=problems, data=data, token=token)
+        context["form_problems"] = problems
+    if stale is not None:
+        context["stale_rejected"] = stale.rejected or "\n".join(
+            f"{name}: {value}" for name, value in stale.rejected_fields
+        )
+    if request.htmx:
+        context.update(oob=True, oob_node_panel=node_panel, oob_json_text=json_text)
+        return render(request, f"{PAGE}#live", context)
+    if (
+        stale is not None
+        or problems
+        or json_error
+        or any(key.endswith("_error") and value for key, value in extra.items())
+    ):
+        return render(request, PAGE, context)
+    url = reverse("editor", args=[ed.slug])
+    return redirect(f"{url}?node={quote(node_id, safe='')}" if node_id else url)
+
+
+def _guarded(view: Any) -> Any:
+    """POST only; unknown graphs are 404, non-authors 403, a missing revision 400."""
+
+    @require_POST
+    def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
+        try:
+            ed = editing.load_editor(request.user, slug, drawn=False)
+        except UnknownDocument:
+            raise Http404("No such graph.") from None
+        if not ed.can_edit:
+            return HttpResponse("Only authors may edit graphs.", status=403)
+        if _revision(request) is None:
+            return HttpResponseBadRequest("The form did not say which revision it edits.")
+        try:
+            return view(request, slug)
+        except NotAllowed:
+            return HttpResponse("Only authors may edit graphs.", status=403)
+
+    wrapped.__name__ = view.__name__
+    wrapped.__doc__ = view.__doc__
+    return vary_on_headers("HX-Request")(wrapped)
+
+
+@_guarded
+def edit_node(request: HttpRequest, slug: str) -> HttpResponse:
+    """The node form: every field, posted as the person types."""
+    ed = editing.load_editor(request.user, slug, drawn=False)
+    node_id = request.POST.get("node", "")
+    node = ed.node(node_id)
+    submitted = [(key, value) for key, value in request.POST.items() if key not in _NOT_A_CHANGE]
+    if node is None:
+        # Deleted elsewhere: a stale tab learns so; otherwise say the node is gone.
+        def missing(value: dict[str, Any]) -> dict[str, Any]:
+            raise EditRefused("", f"there is no node `{node_id}` any more")
+
+        result = editing.apply_edit(
+            request.user, slug, _revision(request), missing, submitted=submitted
+        )
+        ed = result.editor if isinstance(result, (Refused, Stale)) else result
+        return _answer(request, result if isinstance(result, Stale) else ed, None)
+    new_id = request.POST.get("id", node_id)
+    structural = "add_case" in request.POST or "remove_case" in request.POST
+    try:
+        payload = editing.payload_from_form(node["kind"], request.POST)
+    except editing.FormProblems as form_problems:
+        return _answer(
+            request,
+            editing.load_editor(request.user, slug),
+            node_id,
+            node_panel=False,
+            problems=form_problems.problems,
+            data=request.POST,
+        )
+    result = editing.apply_edit(
+        request.user,
+        slug,
+        _revision(request),
+        editing.node_form_edit(node_id, node["kind"], new_id, payload),
+        submitted=submitted,
+    )
+    if isinstance(result, Refused):
+        return _answer(request, result, node_id, node_panel=False, data=request.POST)
+    shown = new_id if isinstance(result, Editor) else node_id
+    return _answer(request, result, shown, node_panel=structural)
+
+
+@_guarded
+def new_node(request: HttpRequest, slug: str) -> HttpResponse:
+    """**Add node**: a kind and an id, starting from the defaults."""
+    kind = request.POST.get("kind", "")
+    node_id = request.POST.get("id", "")
+    result = editing.apply_edit(
+        request.user,
+        slug,
+        _revision(request),
+        lambda value: add_node(value, kind, node_id),
+        submitted=[("add node", f"{kind} {node_id}")],
+    )
+    if isinstance(result, Refused):
+        return _answer(
+            request, result.editor, None, add_node_error=result.message, add_node_data=request.POST
+        )
+    shown = node_id if isinstance(result, Editor) else None
+    return _answer(request, result, shown, oob_add_node=True)
+
+
+@_guarded
+def remove_node(request: HttpRequest, slug: str) -> HttpResponse:
+    """**Delete node**, and its edges."""
+    node_id = request.POST.get("node", "")
+    result = editing.apply_edit(
+        request.user,
+        slug,
+        _revision(request),
+        lambda value: delete_node(value, node_id),
+        submitted=[("delete node", node_id)],
+    )
+    return _answer(request, result, None)
+
+
+@_guarded
+def new_edge(request: HttpRequest, slug: str) -> HttpResponse:
+    """**Add edge**: from, to and an optional label."""
+    source = request.POST.get("from", "")
+    target = request.POST.get("to", "")
+    label = request.POST.get("label", "").strip() or None
+    result = editing.apply_edit(
+        request.user,
+        slug,
+        _revision(request),
+        lambda value: add_edge(value, source, target, label),
+        submitted=[("add edge", f"{source} -> {target} {label or ''}".strip())],
+    )
+    selected = request.POST.get("selected") or None
+    if isinstance(result, Refused):
+        return _answer(request, result.editor, selected, edge_error=result.message)
+    return _answer(request, result, selected)
+
+
+@_guarded
+def remove_edge(request: HttpRequest, slug: str) -> HttpResponse:
+    """**Delete edge** (by its place in the edge list)."""
+    raw = request.POST.get("edge", "")
+    index = int(raw) if raw.isdigit() else -1
+    result = editing.apply_edit(
+        request.user,
+        slug,
+        _revision(request),
+        lambda value: delete_edge(value, index),
+        submitted=[("delete edge", raw)],
+    )
+    selected = request.POST.get("selected") or None
+    if isinstance(result, Refused):
+        return _answer(request, result.editor, selected, edge_error=result.message)
+    return _answer(request, result, selected)
+
+
+@_guarded
+def edit_json(request: HttpRequest, slug: str) -> HttpResponse:
+    """The **JSON** tab: the whole draft, saved as typed."""
+    text = request.POST.get("text", "")
+    result = editing.save_text(request.user, slug, _revision(request), text)
+    selected = request.POST.get("selected") or None
+    ed = result.editor if isinstance(result, Stale) else result
+    return _answer(request, result, selected, json_text=False, json_error=ed.malformed)
+
+
+@_guarded
+def freeze(request: HttpRequest, slug: str) -> HttpResponse:
+    """**Freeze**: the draft becomes the next version; its hash is shown."""
+    note = request.POST.get("note", "")
+    ed = editing.load_editor(request.user, slug)
+    try:
+        frozen = documents.freeze(
+            request.user, slug, expected_revision=_revision(request), note=note
+        )
+    except StaleDraft:
+        return _answer(request, Stale(ed, rejected_fields=[("freeze", note)]), None)
+    except InvalidGraph:
+        return _answer(request, ed, None, freeze_error="Fix the errors before freezing.")
+    except InvalidRequest as error:  # a NUL in the note
+        return _answer(request, ed, None, freeze_error=str(error))
+    ed = editing.load_editor(request.user, slug)
+    context = _context(request, ed, None, frozen=frozen)
+    if request.htmx:
+        context.update(oob=True, oob_node_panel=False, oob_json_text=False)
+        return render(request, f"{PAGE}#live", context)
+    return render(request, PAGE, context)
+
+
+@_guarded
+def discard(request: HttpRequest, slug: str) -> HttpResponse:
+    """**Discard changes**: back to the latest frozen version."""
+    result = editing.discard_changes(request.user, slug, _revision(request))
+    if result is None:
+        ed = editing.load_editor(request.user, slug)
+        return _answer(request, ed, None, freeze_error="Nothing frozen yet: nothing to go back to.")
+    return _answer(request, result, request.POST.get("selected") or None)

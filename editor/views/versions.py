@@ -1,0 +1,181 @@
+"""Frozen versions: a document's list, the permanent page ``/g/<hex>/``, its download, Compare."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from editor.graph import Graph, MalformedDocument, parse_document, wire_value
+from editor.services import canvas, documents, graphs
+from editor.services.errors import InvalidGraph, UnknownDocument, UnknownGraph
+from editor.views.graphs import editor_url, is_fragment_request
+
+#: Fill colours on the Compare canvas; the legend also says it in words.
+ADDED_FILL = "#d5f5dc"
+CHANGED_FILL = "#fff1c2"
+
+
+def _document(slug: str) -> documents.DocumentInfo:
+    try:
+        return documents.get_document(slug)
+    except UnknownDocument:
+        raise Http404("No document has this slug.") from None
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def version_list(request: HttpRequest, slug: str) -> HttpResponse:
+    document = _document(slug)
+    template = "versions/list.html#rows" if request.htmx else "versions/list.html"
+    return render(
+        request,
+        template,
+        {"document": document, "editor_url": editor_url(slug), "versions": document.versions},
+    )
+
+
+@require_safe
+def prefixed_graph(request: HttpRequest, hex_digest: str) -> HttpResponse:
+    """``/g/sha256:<hex>/`` is the same page as ``/g/<hex>/``."""
+    target = f"/g/{hex_digest}/"
+    if request.META.get("QUERY_STRING"):
+        target += "?" + request.META["QUERY_STRING"]
+    return redirect(target, permanent=True)
+
+
+def _from_document(request: HttpRequest) -> documents.DocumentInfo | None:
+    """The document named by ``?document=``, when it exists."""
+    slug = request.GET.get("document", "")
+    if not slug:
+        return None
+    try:
+        return documents.get_document(slug)
+    except UnknownDocument:
+        return None
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def graph_page(request: HttpRequest, hex_digest: str) -> HttpResponse:
+    digest = f"sha256:{hex_digest}"
+    try:
+        graph = graphs.load_graph(digest)
+    except UnknownGraph:
+        raise Http404("No graph with this hash is stored.") from None
+    document = _from_document(request)
+    version = None
+    if document is not None:
+        version = next((v for v in document.versions or () if v.graph == digest), None)
+    query = f"?document={document.slug}" if document else ""
+    context = {
+        "digest": digest,
+        "hex": hex_digest,
+        "short": hex_digest[:12],
+        "document": document,
+        "version": version,
+        "editor_url": editor_url(document.slug) if document else None,
+        "download_url": f"/g/{hex_digest}/download/{query}",
+        "canvas": canvas.draw(graph),
+        "json": json.dumps(wire_value(graph), indent=2, ensure_ascii=False),
+        "compare_choices": _compare_choices(document, exclude=digest) if document else [],
+        # Without ?document=, the documents this graph is a version of, to open it from one.
+        "found_in": [] if document else documents.versions_of_graph(digest),
+    }
+    template = "versions/graph.html#json" if request.htmx else "versions/graph.html"
+    return render(request, template, context)
+
+
+def _compare_choices(document: documents.DocumentInfo, *, exclude: str) -> list[tuple[str, str]]:
+    choices = [(documents.DRAFT, "the draft")]
+    for version in document.versions or ():
+        if version.graph != exclude:
+            choices.append((version.graph, f"version {version.version} · {version.graph[7:19]}"))
+    return choices
+
+
+@require_safe
+def download(request: HttpRequest, hex_digest: str) -> HttpResponse:
+    try:
+        body = graphs.export_graph(f"sha256:{hex_digest}")
+    except UnknownGraph:
+        raise Http404("No graph with this hash is stored.") from None
+    document = _from_document(request)
+    name = f"{hex_digest[:12]}.json"
+    if document is not None:
+        name = f"{document.slug}-{name}"
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def _side_graph(slug: str, side: str) -> Graph | None:
+    if side == documents.DRAFT:
+        try:
+            return parse_document(documents.read_draft(slug).text)
+        except MalformedDocument:
+            return None
+    return graphs.load_graph(side)
+
+
+def _side_label(side: str, document: documents.DocumentInfo) -> str:
+    if side == documents.DRAFT:
+        return "the draft"
+    for version in document.versions or ():
+        if version.graph == side:
+            return f"version {version.version} · {side[7:19]}"
+    return side[7:19]
+
+
+def _json(field: dict[str, Any], side: str) -> str | None:
+    return json.dumps(field[side], ensure_ascii=False) if side in field else None
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def compare(request: HttpRequest, slug: str) -> HttpResponse:
+    document = _document(slug)
+    choices = [(documents.DRAFT, "the draft")] + [
+        (v.graph, f"version {v.version} · {v.graph[7:19]}") for v in document.versions or ()
+    ]
+    latest = document.versions[0].graph if document.versions else documents.DRAFT
+    before = request.GET.get("from") or latest
+    after = request.GET.get("to") or documents.DRAFT
+    context: dict[str, Any] = {
+        "document": document,
+        "editor_url": editor_url(slug),
+        "choices": choices,
+        "before": before,
+        "after": after,
+        "before_label": _side_label(before, document),
+        "after_label": _side_label(after, document),
+        "changes": None,
+        "problem": None,
+    }
+    try:
+        changes = documents.diff(slug, before=before, after=after)
+    except UnknownGraph:
+        context["problem"] = "One of the sides is not a stored graph's hash nor `draft`."
+    except InvalidGraph as error:
+        context["problem"] = f"The draft does not parse: {error.errors[0]['message']}"
+    else:
+        context["changes"] = changes
+        for change in changes["nodes"]["changed"]:
+            for field in change["fields"]:
+                field["before"] = _json(field, "from")
+                field["after"] = _json(field, "to")
+        newer = _side_graph(slug, after)
+        if newer is not None:
+            highlight = {((), node): ADDED_FILL for node in changes["nodes"]["added"]}
+            for change in changes["nodes"]["changed"]:
+                highlight[((), change["node"])] = CHANGED_FILL
+            context["canvas"] = canvas.draw(newer, highlight=highlight)
+            context["added_fill"], context["changed_fill"] = ADDED_FILL, CHANGED_FILL
+    template = (
+        "versions/compare.html#result" if is_fragment_request(request) else "versions/compare.html"
+    )
+    return render(request, template, context)

@@ -1,0 +1,209 @@
+"""Browser tests: Playwright driving Debian's Chromium against pytest-django's live server.
+
+One browser for all of them (started once, for this folder only: see below), a fresh context
+and page per test. Every page a test opens is watched: console errors, uncaught exceptions and
+Content-Security-Policy violations (reported by a ``securitypolicyviolation`` listener that an
+init script adds before any page script runs) fail the test that produced them.
+
+Tests wait for conditions, never for time: :func:`wait_for_htmx` waits until no htmx request
+is in flight, and :func:`htmx_settles` waits for the swap a given action causes to settle
+(both in :mod:`tests.functional.browser`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    BrowserType,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    sync_playwright,
+)
+
+from tests.functional.browser import make_user, sign_in
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+# Runs in every page before its own scripts: counts htmx requests and swaps, and reports each
+# CSP violation as a console error so that the Python side sees it wherever it happened.
+_WATCH_PAGE = """
+(() => {
+  window.__htmxInFlight = 0;
+  window.__htmxSettles = 0;
+  document.addEventListener('htmx:beforeRequest', () => { window.__htmxInFlight += 1; });
+  document.addEventListener('htmx:afterRequest', () => {
+    window.__htmxInFlight = Math.max(0, window.__htmxInFlight - 1);
+  });
+  document.addEventListener('htmx:afterSettle', () => { window.__htmxSettles += 1; });
+  document.addEventListener('securitypolicyviolation', (event) => {
+    console.error('CSP violation: ' + event.violatedDirective + ' blocked ' +
+      (event.blockedURI || 'inline') + ' in ' + event.documentURI +
+      (event.sourceFile ? ' (' + event.sourceFile + ':' + event.lineNumber + ')' : ''));
+  });
+})();
+"""
+
+
+@pytest.fixture(autouse=True, scope="package")
+def _allow_orm_beside_playwright() -> Iterator[None]:
+    """Let the tests use the ORM while Playwright's event loop runs in their thread.
+
+    Django refuses ORM calls from a thread with a running loop unless told that it is safe (it
+    is: the loop is Playwright's). Only for these tests: the variable must not reach the
+    subprocesses other tests start (``manage.py check --deploy`` rejects it).
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    skip = pytest.mark.skip(reason="the browser tests need /usr/bin/chromium (make chromium)")
+    here = Path(__file__).parent
+    for item in items:
+        if not CHROMIUM.exists() and here in Path(item.path).parents:
+            item.add_marker(skip)
+
+
+# Playwright is started for this package only and stopped after it, not kept for the session:
+# while it runs, its event loop counts as running in this thread, so every ORM call made meanwhile
+# needs DJANGO_ALLOW_ASYNC_UNSAFE (set above), and tests outside this package must not have it.
+# Hence these package-scoped versions of pytest-playwright's session fixtures.
+
+
+@pytest.fixture(scope="package")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as started:
+        yield started
+
+
+@pytest.fixture(scope="package")
+def browser_type(playwright: Playwright, browser_name: str) -> BrowserType:
+    return getattr(playwright, browser_name)
+
+
+@pytest.fixture(scope="package")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **browser_type_launch_args,
+        "executable_path": str(CHROMIUM),
+        "args": [
+            "--no-sandbox",
+            "--headless",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    }
+
+
+@pytest.fixture(scope="package")
+def launch_browser(
+    browser_type: BrowserType, browser_type_launch_args: dict[str, Any]
+) -> Callable[..., Browser]:
+    def launch(**kwargs: Any) -> Browser:
+        return browser_type.launch(**{**browser_type_launch_args, **kwargs})
+
+    return launch
+
+
+@pytest.fixture(scope="package")
+def browser(launch_browser: Callable[..., Browser]) -> Iterator[Browser]:
+    """One browser for all the browser tests."""
+    browser = launch_browser()
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="package")
+def base_url(live_server: Any) -> str:
+    """Pages are opened by path: ``page.goto("/account/")`` goes to the live server."""
+    return live_server.url
+
+
+@pytest.fixture(scope="package")
+def browser_context_args(base_url: str) -> dict[str, Any]:
+    return {"base_url": base_url, "accept_downloads": True, "timezone_id": "UTC"}
+
+
+@pytest.fixture
+def browser_problems() -> list[str]:
+    """Console errors, page errors and CSP violations seen during the test."""
+    return []
+
+
+@pytest.fixture
+def watch_page(browser_problems: list[str]) -> Callable[[Page], None]:
+    """Record the console errors and page errors of a page (once per page)."""
+    watched: set[int] = set()
+
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            where = message.location.get("url", "")
+            browser_problems.append(
+                f"console error: {message.text}" + (f" ({where})" if where else "")
+            )
+
+    def watch(page: Page) -> None:
+        if id(page) in watched:
+            return
+        watched.add(id(page))
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: browser_problems.append(f"page error: {error}"))
+
+    return watch
+
+
+@pytest.fixture
+def context(
+    new_context: Callable[..., BrowserContext], watch_page: Callable[[Page], None]
+) -> BrowserContext:
+    context = new_context()
+    context.set_default_timeout(10_000)
+    context.add_init_script(_WATCH_PAGE)
+    # Chromium asks for /favicon.ico on its own; the app has no icon, and a 404 the page never
+    # asked for is not an error of the page.
+    context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
+    context.on("page", watch_page)
+    return context
+
+
+@pytest.fixture
+def page(context: BrowserContext, watch_page: Callable[[Page], None]) -> Page:
+    page = context.new_page()
+    watch_page(page)
+    return page
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Fail a browser test whose pages logged an error or broke the CSP, even if it passed."""
+    result = yield
+    funcargs = getattr(item, "funcargs", {})
+    problems = funcargs.get("browser_problems")
+    if problems:
+        pytest.fail("the browser reported:\n" + "\n".join(problems), pytrace=False)
+    return result
+
+
+@pytest.fixture
+def author(transactional_db: None) -> User:
+    """A user in the *authors* group (the groups come back after each flush: post_migrate)."""
+    return make_user("ada", groups=("authors",))
+
+
+@pytest.fixture
+def author_page(page: Page, context: BrowserContext, author: User, live_server: Any) -> Page:
+    """A page whose browser is signed in as :func:`author`."""
+    sign_in(context, author, live_server.url)
+    return page

@@ -1,0 +1,237 @@
+"""The editor page: live validation, the canvas, the JSON tab and freezing, with no reload."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import BrowserContext, Page, expect
+
+from editor.graph import wire_value
+from editor.graph.edits import format_draft
+from editor.graph.templates import approval_gate
+from editor.services import agents, documents
+from tests.functional.browser import htmx_settles, wait_for_htmx
+
+WRITER = '{"name": "Writer", "model": "echo", "prompt": "Write the draft."}'
+BLOCKED = re.compile(r"^⚠ \d+ errors? — freeze is blocked$")
+FREEZABLE = "✓ No errors · this graph can be frozen"
+
+
+@pytest.fixture
+def slug(author: User) -> str:
+    """An *Approval gate* document whose draft is valid."""
+    writer = agents.create_agent(author, WRITER).agent
+    text = format_draft(wire_value(approval_gate(writer)))
+    return documents.create_document(author, title="Launch review", text=text).slug
+
+
+def open_editor(page: Page, slug: str) -> None:
+    page.goto(f"/graphs/{slug}/")
+    wait_for_htmx(page)
+    # Set on this document only: a reload would lose it.
+    page.evaluate("() => { window.__sameDocument = true; }")
+
+
+def assert_not_reloaded(page: Page) -> None:
+    assert page.evaluate("() => window.__sameDocument") is True
+
+
+def choose_node(page: Page, node_id: str) -> None:
+    with htmx_settles(page):
+        page.locator("#node-list").get_by_role("link", name=node_id, exact=True).click()
+    expect(page.locator("#node-heading")).to_contain_text(node_id)
+
+
+def test_changing_a_display_name_redraws_the_canvas_in_place(author_page: Page, slug: str) -> None:
+    page = author_page
+    open_editor(page, slug)
+    canvas = page.locator("#canvas-panel svg")
+    expect(canvas).to_contain_text("write")
+    choose_node(page, "write")
+
+    with htmx_settles(page):
+        page.get_by_label("Display name").fill("Draft the announcement")
+    expect(canvas).to_contain_text("Draft the announcement")
+    expect(page.locator("#verdict")).to_have_text(FREEZABLE)
+    assert_not_reloaded(page)
+    assert '"name": "Draft the announcement"' in documents.read_draft(slug).text
+
+
+def test_a_broken_branch_expression_blocks_freezing_until_it_is_fixed(
+    author_page: Page, slug: str
+) -> None:
+    page = author_page
+    open_editor(page, slug)
+    expect(page.locator("#verdict")).to_have_text(FREEZABLE)
+    choose_node(page, "decide")
+
+    with htmx_settles(page):
+        page.get_by_label("Case 1 expression").fill("approved ==")
+    expect(page.locator("#verdict")).to_have_text(BLOCKED)
+    expect(page.locator("#error-list")).to_contain_text("decide")
+    expect(page.locator("#freeze-button")).to_be_disabled()
+    assert_not_reloaded(page)
+
+    with htmx_settles(page):
+        page.get_by_label("Case 1 expression").fill("approved == true")
+    expect(page.locator("#verdict")).to_have_text(FREEZABLE)
+    expect(page.locator("#error-list")).to_have_count(0)
+    expect(page.locator("#freeze-button")).to_be_enabled()
+    assert_not_reloaded(page)
+
+
+def test_a_dangling_edge_typed_in_the_json_tab_is_listed_then_fixed(
+    author_page: Page, slug: str
+) -> None:
+    page = author_page
+    open_editor(page, slug)
+    original = documents.read_draft(slug).text
+    broken = json.loads(original)
+    broken["edges"].append({"from": "publish", "to": "nowhere"})
+
+    page.get_by_text("JSON", exact=True).click()
+    with htmx_settles(page):
+        page.get_by_label("The whole draft").fill(json.dumps(broken, indent=2))
+    expect(page.locator("#verdict")).to_have_text(BLOCKED)
+    expect(page.locator("#error-list")).to_contain_text("nowhere")
+    expect(page.locator("#edge-list")).to_contain_text("nowhere")
+    assert_not_reloaded(page)
+
+    with htmx_settles(page):
+        page.get_by_label("The whole draft").fill(original)
+    expect(page.locator("#verdict")).to_have_text(FREEZABLE)
+    assert_not_reloaded(page)
+
+
+def test_a_draft_that_does_not_parse_turns_the_forms_off_and_says_where(
+    author_page: Page, slug: str
+) -> None:
+    page = author_page
+    open_editor(page, slug)
+    page.get_by_text("JSON", exact=True).click()
+    with htmx_settles(page):
+        page.get_by_label("The whole draft").fill('{"schema_version": 1,')
+    expect(page.locator("#json-error")).not_to_be_empty()
+    expect(page.locator("#verdict")).to_have_text(BLOCKED)
+    expect(page.locator("#canvas-panel")).to_contain_text("Nothing to draw")
+    assert_not_reloaded(page)
+
+
+def test_freezing_shows_the_hash_and_the_download_has_exactly_that_sha256(
+    author_page: Page, slug: str
+) -> None:
+    page = author_page
+    open_editor(page, slug)
+    page.get_by_label("Note").fill("first cut")
+    with htmx_settles(page):
+        page.get_by_role("button", name="Freeze").click()
+    frozen = page.locator("#frozen")
+    expect(frozen).to_contain_text("Frozen as version 1")
+    digest = frozen.locator("code.hash").inner_text()
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest)
+    assert_not_reloaded(page)
+
+    page.locator("#freeze-panel").get_by_role("link", name="Versions").click()
+    row = page.locator("#version-rows tbody tr")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("first cut")
+    row.get_by_role("link", name=digest[7:19]).click()
+    expect(page.locator(".full-hash")).to_have_text(digest)
+    expect(page.locator("#canvas svg")).to_contain_text("review")
+
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Download JSON").click()
+    download = download_info.value
+    assert download.suggested_filename == f"{slug}-{digest[7:19]}.json"
+    content = download.path().read_bytes()
+    assert "sha256:" + hashlib.sha256(content).hexdigest() == digest
+
+
+def test_comparing_two_versions_lists_the_changed_fields(
+    author_page: Page, author: User, slug: str
+) -> None:
+    first = documents.freeze(author, slug, expected_revision=1)
+    value = json.loads(documents.read_draft(slug).text)
+    value["nodes"][0]["payload"]["name"] = "Writer, second take"
+    documents.save_draft(author, slug, text=json.dumps(value, indent=2), expected_revision=1)
+    second = documents.freeze(author, slug, expected_revision=2)
+    assert first.graph != second.graph
+
+    page = author_page
+    page.goto(f"/g/{first.graph.removeprefix('sha256:')}/?document={slug}")
+    page.locator("#compare").get_by_label("Compare this graph with").select_option(
+        value=second.graph
+    )
+    page.locator("#compare").get_by_role("button", name="Compare").click()
+
+    result = page.locator("#compare-result")
+    expect(result).to_contain_text("From")
+    changed = result.locator(".changed-node")
+    expect(changed).to_have_count(1)
+    expect(changed).to_contain_text("write")
+    expect(changed).to_contain_text("Writer, second take")
+    expect(result.locator("ul.added")).to_have_count(0)
+    expect(result.locator("#canvas svg")).to_contain_text("Writer, second take")
+    wait_for_htmx(page)
+
+    with htmx_settles(page):
+        page.get_by_label("to", exact=True).select_option(value=first.graph)
+    expect(result).to_contain_text("= identical")
+
+
+def test_a_stale_tab_shows_its_rejected_change_and_loads_the_newer_draft(
+    author_page: Page, context: BrowserContext, slug: str
+) -> None:
+    first = author_page
+    open_editor(first, slug)
+    second = context.new_page()
+    open_editor(second, slug)
+    choose_node(first, "write")
+    choose_node(second, "write")
+
+    with htmx_settles(first):
+        first.get_by_label("Display name").fill("Saved in the first tab")
+    expect(first.locator("#canvas-panel svg")).to_contain_text("Saved in the first tab")
+
+    with htmx_settles(second):
+        second.get_by_label("Display name").fill("Typed in the second tab")
+    stale = second.locator("#stale")
+    expect(stale.get_by_role("heading", name="This draft changed elsewhere")).to_be_visible()
+    expect(stale.get_by_label("Your change (not saved)")).to_have_value(
+        re.compile("Typed in the second tab")
+    )
+    expect(stale.get_by_label("The newer draft")).to_have_value(
+        re.compile("Saved in the first tab")
+    )
+    assert "Typed in the second tab" not in documents.read_draft(slug).text
+
+    with htmx_settles(second):
+        stale.get_by_role("link", name="Load newer draft").click()
+    expect(second.locator("#canvas-panel svg")).to_contain_text("Saved in the first tab")
+    expect(second.locator("#stale")).to_be_empty()
+
+
+def test_discard_changes_goes_back_to_the_latest_frozen_version(
+    author_page: Page, author: User, slug: str
+) -> None:
+    page = author_page
+    open_editor(page, slug)
+    expect(page.locator("#discard-button")).to_be_disabled()
+    expect(page.locator("#discard-hint")).to_have_text("nothing frozen yet")
+
+    documents.freeze(author, slug, expected_revision=1)
+    open_editor(page, slug)
+    choose_node(page, "write")
+    with htmx_settles(page):
+        page.get_by_label("Display name").fill("A change to throw away")
+    expect(page.locator("#canvas-panel svg")).to_contain_text("A change to throw away")
+
+    with htmx_settles(page):
+        page.get_by_role("button", name="Discard changes").click()
+    expect(page.locator("#canvas-panel svg")).not_to_contain_text("A change to throw away")
+    assert "A change to throw away" not in documents.read_draft(slug).text
+    assert_not_reloaded(page)
