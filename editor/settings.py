@@ -182,6 +182,10 @@ GATEHOUSE_ADMIN_PASSWORD_FILE = GATEHOUSE_VAR_DIR / "admin-password"
 GATEHOUSE_MAX_BODY_BYTES = env_int("GATEHOUSE_MAX_BODY_BYTES", 8 * 1024 * 1024)
 GATEHOUSE_MAX_NODES = env_int("GATEHOUSE_MAX_NODES", 10_000)
 GATEHOUSE_MAX_EDGES = env_int("GATEHOUSE_MAX_EDGES", 50_000)
+# The canvas: Graphviz's layout time limit in seconds, and the largest graph it is asked to draw.
+GATEHOUSE_GRAPHVIZ_TIMEOUT = env_int("GATEHOUSE_GRAPHVIZ_TIMEOUT", 5)
+GATEHOUSE_DRAW_MAX_NODES = env_int("GATEHOUSE_DRAW_MAX_NODES", 500)
+GATEHOUSE_DRAW_MAX_EDGES = env_int("GATEHOUSE_DRAW_MAX_EDGES", 2000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
 
 # --- Applications ---------------------------------------------------------------------------
