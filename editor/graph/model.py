@@ -48,6 +48,7 @@ __all__ = [
     "NodeBody",
     "SubgraphBody",
     "ToolNode",
+    "graph_size",
 ]
 
 SCHEMA_VERSION = 1
@@ -345,3 +346,18 @@ class Graph:
     # no particular key order: what the canonical form and the hash are made of.
     # The parser fills it; for graphs built in code it is derived on first use.
     _document: Any = field(default=None, compare=False, repr=False)
+
+
+def graph_size(graph: Graph) -> tuple[int, int]:
+    """(nodes, edges) of ``graph``, counting the contents of subgraph bodies."""
+    nodes = edges = 0
+    pending = [graph]
+    while pending:
+        current = pending.pop()
+        nodes += len(current.nodes)
+        edges += len(current.edges)
+        for node in current.nodes:
+            body = getattr(node, "body", None)
+            if isinstance(body, SubgraphBody):
+                pending.append(body.graph)
+    return nodes, edges

@@ -13,6 +13,7 @@ from typing import Any
 
 from editor.graph import Graph
 from editor.graph.dot import dot_source
+from editor.graph.model import graph_size
 from editor.rendering import Canvas, render_svg
 
 __all__ = ["DrawnCanvas", "draw"]
@@ -28,21 +29,6 @@ class DrawnCanvas:
     edges: int
 
 
-def _size(graph: Graph) -> tuple[int, int]:
-    nodes = edges = 0
-    pending = [graph]
-    while pending:
-        current = pending.pop()
-        nodes += len(current.nodes)
-        edges += len(current.edges)
-        for node in current.nodes:
-            body = getattr(node, "body", None)
-            inner = getattr(body, "graph", None)
-            if inner is not None:
-                pending.append(inner)
-    return nodes, edges
-
-
 def draw(
     graph: Graph,
     *,
@@ -51,7 +37,7 @@ def draw(
     highlight: dict[tuple[tuple[str, ...], str], str] | None = None,
 ) -> DrawnCanvas:
     """Draw ``graph`` with ``errors`` marked; nodes link where ``node_url`` says."""
-    nodes, edges = _size(graph)
+    nodes, edges = graph_size(graph)
     source = dot_source(graph, errors=errors, node_url=node_url, highlight=highlight)
     canvas: Canvas = render_svg(source, nodes=nodes, edges=edges)
     return DrawnCanvas(canvas.svg, canvas.problem, nodes, edges)

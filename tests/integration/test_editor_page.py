@@ -29,17 +29,6 @@ def approval_text() -> str:
 
 
 @pytest.fixture
-def author() -> User:
-    return make_user("ada", "authors")
-
-
-@pytest.fixture
-def author_client(client: Client, author: User) -> Client:
-    client.force_login(author)
-    return client
-
-
-@pytest.fixture
 def reader_client(client: Client) -> Client:
     client.force_login(make_user("rex"))
     return client

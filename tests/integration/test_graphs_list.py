@@ -17,17 +17,6 @@ pytestmark = pytest.mark.django_db
 VALID = json.dumps(wire_value(approval_gate("sha256:" + "a" * 64)))
 
 
-@pytest.fixture
-def author() -> User:
-    return make_user("ada", "authors")
-
-
-@pytest.fixture
-def author_client(client: Client, author: User) -> Client:
-    client.force_login(author)
-    return client
-
-
 def test_it_sends_an_anonymous_visitor_to_sign_in(client: Client) -> None:
     response = client.get("/")
 

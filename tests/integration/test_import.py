@@ -20,17 +20,6 @@ pytestmark = pytest.mark.django_db
 VALID = json.dumps(wire_value(approval_gate("sha256:" + "b" * 64)))
 
 
-@pytest.fixture
-def author() -> User:
-    return make_user("ada", "authors")
-
-
-@pytest.fixture
-def author_client(client: Client, author: User) -> Client:
-    client.force_login(author)
-    return client
-
-
 def test_it_shows_the_form(author_client: Client) -> None:
     response = author_client.get("/import/")
 

@@ -15,17 +15,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def author() -> User:
-    return make_user("ada", "authors")
-
-
-@pytest.fixture
-def author_client(client: Client, author: User) -> Client:
-    client.force_login(author)
-    return client
-
-
-@pytest.fixture
 def agent_hashes(author: User) -> dict[str, str]:
     found = {}
     for name in ("Writer", "Critic", "Synth <b>"):

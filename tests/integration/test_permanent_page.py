@@ -17,11 +17,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def author() -> User:
-    return make_user("ada", "authors")
-
-
-@pytest.fixture
 def reader_client(client: Client) -> Client:
     client.force_login(make_user("noel"))
     return client

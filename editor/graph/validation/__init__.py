@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from editor.graph.model import Graph, SubgraphBody
+from editor.graph.model import Graph, SubgraphBody, graph_size
 from editor.graph.validation.level import MAX_NAME_LENGTH, Error, Level, is_well_formed_agent_hash
 from editor.graph.validation.schemas import schema_problem
 
@@ -34,20 +34,6 @@ DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EDGES = 50_000
 #: Levels of subgraph nesting, the top document being level 1 (seed 001's cap).
 MAX_NESTING = 8
-
-
-def _count(graph: Graph) -> tuple[int, int]:
-    nodes = edges = 0
-    pending = [graph]
-    while pending:
-        current = pending.pop()
-        nodes += len(current.nodes)
-        edges += len(current.edges)
-        for node in current.nodes:
-            body = getattr(node, "body", None)
-            if isinstance(body, SubgraphBody):
-                pending.append(body.graph)
-    return nodes, edges
 
 
 def summarize(graph: Graph) -> dict[str, Any]:
@@ -70,7 +56,7 @@ def validate(
     max_edges: int = DEFAULT_MAX_EDGES,
 ) -> list[Error]:
     """Every problem of ``graph``, in spec order; an empty list when it is valid."""
-    nodes, edges = _count(graph)
+    nodes, edges = graph_size(graph)
     if nodes > max_nodes or edges > max_edges:
         return [
             {
