@@ -109,9 +109,9 @@ def run(directory: Path) -> None:
 
     from editor.graph import parse_document
     from editor.graph.dot import dot_source
+    from editor.graph.model import graph_size
     from editor.rendering import render_svg
     from editor.services import documents, editing
-    from editor.services.canvas import _size
     from editor.services.editing import Editor, node_form_edit, payload_from_form
 
     user = User.objects.create_user("bench", password="bench-password-not-secret")
@@ -173,7 +173,7 @@ def run(directory: Path) -> None:
 
     # The canvas of the 100-node draft: render_svg on a cache miss against dot alone.
     graph = parse_document(documents.read_draft(drafts[100]).text)
-    nodes, edges = _size(graph)
+    nodes, edges = graph_size(graph)
     source = dot_source(graph)
     dot = shutil.which("dot")
     assert dot is not None, "Graphviz (dot) is needed"
