@@ -2,35 +2,24 @@
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
-from django.core.management import CommandError, call_command
 
 from editor.models import ApiToken
 from editor.services.tokens import user_for_token
+from tests.integration.commands import manage, run_command
 
 pytestmark = pytest.mark.django_db
 
 
 def api_token(*args: str) -> tuple[int, str, str]:
-    """Run the command in-process: its exit status, standard output and standard error."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    try:
-        call_command("api_token", *args, stdout=stdout, stderr=stderr)
-    except CommandError as error:
-        status = error.returncode
-        stderr.write(str(error))
-    else:
-        status = 0
-    return status, stdout.getvalue(), stderr.getvalue()
+    """Run ``manage.py api_token`` in-process: exit status, standard output, standard error."""
+    return run_command("api_token", *args)
 
 
 @pytest.fixture
@@ -102,23 +91,15 @@ def test_run_as_a_program_it_uses_stdout_stderr_and_exit_codes(tmp_path: Path) -
     """The real `manage.py` process, on a database of its own."""
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}"}
 
-    def manage(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=settings.BASE_DIR,
-            env={**env, "DJANGO_SUPERUSER_PASSWORD": "cli-passphrase-1"},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+    def manage_here(*args: str) -> subprocess.CompletedProcess[str]:
+        return manage(*args, env={**env, "DJANGO_SUPERUSER_PASSWORD": "cli-passphrase-1"})
 
-    assert manage("migrate", "--no-input", "--verbosity", "0").returncode == 0
-    created = manage("createsuperuser", "--no-input", "--username", "ops", "--email", "")
+    assert manage_here("migrate", "--no-input", "--verbosity", "0").returncode == 0
+    created = manage_here("createsuperuser", "--no-input", "--username", "ops", "--email", "")
     assert created.returncode == 0, created.stderr
 
-    unknown = manage("api_token", "create", "nobody")
-    made = manage("api_token", "create", "ops", "--name", "cli")
+    unknown = manage_here("api_token", "create", "nobody")
+    made = manage_here("api_token", "create", "ops", "--name", "cli")
 
     assert unknown.returncode == 1
     assert unknown.stdout == ""

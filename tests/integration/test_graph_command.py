@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.core.management import CommandError, call_command
 from pytest_django import Settings
+
+from tests.integration.commands import manage, run_command
 
 VALID = b'{"schema_version":1,"nodes":[{"kind":"tool","payload":{"id":"a","tool":"echo"}}]}'
 INVALID_BUT_PARSES = b'{"schema_version":2,"nodes":[]}'
@@ -23,31 +19,8 @@ WriteDocument = Callable[..., str]
 
 
 def graph(*args: str) -> tuple[int, str, str]:
-    """Run the command in-process: its exit status, standard output and standard error."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    try:
-        call_command("graph", *args, stdout=stdout, stderr=stderr)
-    except SystemExit as exit_:
-        status = int(exit_.code or 0)
-    except CommandError as error:
-        status = error.returncode
-        stderr.write(str(error))
-    else:
-        status = 0
-    return status, stdout.getvalue(), stderr.getvalue()
-
-
-def manage(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run the command as a user does, in its own process."""
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=settings.BASE_DIR,
-        env=os.environ.copy(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    """Run ``manage.py graph`` in-process: its exit status, standard output and standard error."""
+    return run_command("graph", *args)
 
 
 @pytest.fixture
@@ -174,9 +147,12 @@ def test_hash_exits_2_when_the_file_cannot_be_read(tmp_path: Path) -> None:
 def test_from_the_command_line_the_exit_codes_are_0_1_and_2(
     document: WriteDocument, tmp_path: Path
 ) -> None:
-    assert manage("graph", "validate", document(VALID)).returncode == 0
-    assert manage("graph", "validate", document(INVALID_BUT_PARSES, "bad.json")).returncode == 1
-    unreadable = manage("graph", "hash", str(tmp_path / "missing.json"))
+    assert manage("graph", "validate", document(VALID), timeout=60).returncode == 0
+    assert (
+        manage("graph", "validate", document(INVALID_BUT_PARSES, "bad.json"), timeout=60).returncode
+        == 1
+    )
+    unreadable = manage("graph", "hash", str(tmp_path / "missing.json"), timeout=60)
     assert unreadable.returncode == 2
     assert "cannot read" in unreadable.stderr
 
@@ -185,7 +161,7 @@ def test_from_the_command_line_the_exit_codes_are_0_1_and_2(
     "args", [["graph"], ["graph", "frobnicate", "x.json"], ["graph", "validate"]]
 )
 def test_misuse_from_the_command_line_exits_2_with_usage(args: list[str]) -> None:
-    result = manage(*args)
+    result = manage(*args, timeout=60)
 
     assert result.returncode == 2
     assert "usage:" in result.stderr

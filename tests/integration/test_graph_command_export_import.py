@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
 from editor.graph import canonical_graph, parse_document
 from editor.models import Document, Draft
 from editor.services.graphs import save_graph
+from tests.integration.commands import manage, run_command
 
 pytestmark = pytest.mark.django_db
 
@@ -31,18 +31,8 @@ GRAPH = {
 
 
 def graph(*args: str) -> tuple[int, str, str]:
-    """Run the command in-process: its exit status, standard output and standard error."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    try:
-        call_command("graph", *args, stdout=stdout, stderr=stderr)
-    except SystemExit as exit_:
-        status = int(exit_.code or 0)
-    except CommandError as error:
-        status = error.returncode
-        stderr.write(str(error))
-    else:
-        status = 0
-    return status, stdout.getvalue(), stderr.getvalue()
+    """Run ``manage.py graph`` in-process: its exit status, standard output and standard error."""
+    return run_command("graph", *args)
 
 
 @pytest.fixture
@@ -170,22 +160,15 @@ def test_import_exits_1_for_a_file_it_cannot_read(tmp_path: Path) -> None:
 def test_import_and_export_work_as_commands_on_a_real_database(tmp_path: Path) -> None:
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}"}
 
-    def manage(*args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=settings.BASE_DIR,
-            env=env,
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
+    def manage_here(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return manage(*args, env=env, text=False)
 
     source = tmp_path / "flow.json"
     source.write_text(json.dumps(GRAPH), encoding="utf-8")
-    assert manage("migrate", "--no-input", "--verbosity", "0").returncode == 0
+    assert manage_here("migrate", "--no-input", "--verbosity", "0").returncode == 0
 
-    imported = manage("graph", "import", str(source), "--document", "flow")
-    freeze = manage(
+    imported = manage_here("graph", "import", str(source), "--document", "flow")
+    freeze = manage_here(
         "shell",
         "-c",
         "from editor.graph import parse_document; from editor.services.graphs import save_graph; "
@@ -193,8 +176,8 @@ def test_import_and_export_work_as_commands_on_a_real_database(tmp_path: Path) -
         "print(save_graph(parse_document(Draft.objects.get().text)).graph)",
     )
     digest = freeze.stdout.decode().split()[-1]
-    exported = manage("graph", "export", digest)
-    unknown = manage("graph", "export", "sha256:" + "0" * 64)
+    exported = manage_here("graph", "export", digest)
+    unknown = manage_here("graph", "export", "sha256:" + "0" * 64)
 
     assert (imported.returncode, imported.stdout) == (0, b"flow\n")
     assert exported.returncode == 0, exported.stderr
