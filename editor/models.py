@@ -7,6 +7,7 @@ and ``delete`` all raise :class:`ImmutableRecord`).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -20,6 +21,8 @@ __all__ = [
     "FrozenGraph",
     "ImmutableRecord",
     "Role",
+    "Run",
+    "RunEvent",
     "Version",
 ]
 
@@ -194,3 +197,65 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class Run(models.Model):
+    """One run of a frozen graph. Its history is its events; ``state`` and ``status`` are the
+    fold of that log (``editor.engine.run_status``), written in the same transaction as each
+    append so lists and the inbox can query them."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    graph = models.ForeignKey(FrozenGraph, on_delete=models.PROTECT, related_name="runs")
+    #: The document the run was started from, when it was started from one (for the inbox).
+    document = models.ForeignKey(
+        Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    input = models.JSONField(null=True, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    #: One of ``editor.engine.RunState``.
+    state = models.CharField(max_length=32, default="queued", db_index=True)
+    #: The status object of spec 05: ``{"state": …, …state fields}``.
+    status = models.JSONField(default=dict)
+    event_count = models.PositiveIntegerField(default=0)
+    #: When the run last parked (suspended, budget_exceeded, needs_reconciliation): the inbox
+    #: orders by it. Cleared when it runs again.
+    parked_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    #: The worker driving the run, and until when its claim holds (spec 04, Durability).
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ("-created_at",)
+        indexes: ClassVar[list[models.Index]] = [
+            models.Index(fields=("state", "parked_at"), name="run_state_parked"),
+            models.Index(fields=("graph", "-created_at"), name="run_graph_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.id} ({self.state})"
+
+
+class RunEvent(models.Model):
+    """One envelope of a run's log. ``(run, seq)`` is unique: the database itself refuses a
+    second event at a position, which is what makes a resolution happen exactly once."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    schema_version = models.PositiveSmallIntegerField(default=1)
+    recorded_at = models.CharField(max_length=32)
+    kind = models.CharField(max_length=64, db_index=True)
+    payload = models.JSONField()
+
+    class Meta:
+        ordering = ("run", "seq")
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(fields=("run", "seq"), name="one_event_per_seq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.seq} {self.kind}"

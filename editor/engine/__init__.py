@@ -1,0 +1,98 @@
+"""The run engine: pure Python, no Django (spec 04).
+
+Deterministic orchestration apart from side effects: the engine walks a frozen graph and
+records every step as an event; storage, tools, model providers, agent definitions and the
+clock come in through the ports of :mod:`editor.engine.ports`. A run's state is a fold of its
+log (:func:`run_status`), so a run can be re-driven after a crash, projected onto the canvas
+(:func:`graph_projection`) and audited (:func:`audit`).
+"""
+
+from editor.engine.errors import (
+    AppendRefused,
+    EngineError,
+    InvalidResumeInput,
+    NotParked,
+    ProviderError,
+    RunLost,
+    ToolError,
+    TransitionRefused,
+)
+from editor.engine.events import EVENT_FIELDS, TERMINAL_KINDS, audit, check_append, envelope_from_json
+from editor.engine.memory import InMemoryStore
+from editor.engine.ports import (
+    AgentDirectory,
+    Clock,
+    Envelope,
+    Installation,
+    Limits,
+    ModelProvider,
+    ModelReply,
+    ModelRequest,
+    ProviderRegistry,
+    RunRecord,
+    RunStore,
+    SystemClock,
+    ToolCall,
+    ToolContext,
+    ToolEffect,
+    ToolRegistry,
+    ToolSpec,
+    Usage,
+)
+from editor.engine.records import prepare_abandon, prepare_resume, start_event, timestamp
+from editor.engine.resolution import resolve_names
+from editor.engine.runner import Engine, compact_json
+from editor.engine.schemas import violations
+from editor.engine.states import PARKED, TERMINAL, TRANSITIONS, RunState, check_transition
+from editor.engine.status import StatusFold, graph_projection, run_status
+
+__all__ = [
+    "EVENT_FIELDS",
+    "PARKED",
+    "TERMINAL",
+    "TERMINAL_KINDS",
+    "TRANSITIONS",
+    "AgentDirectory",
+    "AppendRefused",
+    "Clock",
+    "Engine",
+    "EngineError",
+    "Envelope",
+    "InMemoryStore",
+    "Installation",
+    "InvalidResumeInput",
+    "Limits",
+    "ModelProvider",
+    "ModelReply",
+    "ModelRequest",
+    "NotParked",
+    "ProviderError",
+    "ProviderRegistry",
+    "RunLost",
+    "RunRecord",
+    "RunState",
+    "RunStore",
+    "StatusFold",
+    "SystemClock",
+    "ToolCall",
+    "ToolContext",
+    "ToolEffect",
+    "ToolError",
+    "ToolRegistry",
+    "ToolSpec",
+    "TransitionRefused",
+    "Usage",
+    "audit",
+    "check_append",
+    "check_transition",
+    "compact_json",
+    "envelope_from_json",
+    "graph_projection",
+    "prepare_abandon",
+    "prepare_resume",
+    "resolve_names",
+    "run_status",
+    "start_event",
+    "timestamp",
+    "violations",
+]

@@ -1,0 +1,152 @@
+"""What a run's log already says, indexed for re-driving (spec 04, *Durability*).
+
+A re-drive walks the graph again from the start; every step the log already records is
+taken from here instead of being done again, so no second ``NodeEntered`` is appended, and a
+call requested but not completed is re-issued with the same idempotency key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from editor.engine.ports import Envelope
+from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, scope_key
+
+__all__ = ["CallHistory", "History", "NodeHistory", "Scope"]
+
+Scope = tuple[tuple[str, int], ...]
+
+
+@dataclass(slots=True)
+class CallHistory:
+    requested: dict[str, Any] | None = None
+    completed: dict[str, Any] | None = None
+    reconciliation: dict[str, Any] | None = None  # ReconciliationNeeded
+    reconciled: dict[str, Any] | None = None  # Reconciled (output or retry)
+
+
+@dataclass(slots=True)
+class NodeHistory:
+    entered: bool = False
+    exited: bool = False
+    output: Any = None
+    skipped: bool = False
+    case: str | None = None
+    fanned_out: bool = False
+    iterations_started: set[int] = field(default_factory=set)
+    iterations_joined: set[int] = field(default_factory=set)
+    converged: bool = False
+    tool_calls: dict[int, CallHistory] = field(default_factory=dict)
+    model_calls: dict[int, CallHistory] = field(default_factory=dict)
+    suspended: dict[str, Any] | None = None
+    resumed: dict[str, Any] | None = None
+    budget_exceeded: dict[str, Any] | None = None  # the latest, while unresolved
+    raised_limits: dict[str, int] = field(default_factory=dict)  # kind → the latest raise
+
+    def call(self, calls: dict[int, CallHistory], number: int) -> CallHistory:
+        return calls.setdefault(number, CallHistory())
+
+
+_EMPTY = NodeHistory()
+
+
+def _parse_time(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+class History:
+    """The recorded steps of one run, by (scope, node)."""
+
+    def __init__(self, events: Iterable[Envelope]) -> None:
+        self.nodes: dict[tuple[Scope, str], NodeHistory] = {}
+        self.visited = 0
+        self.running_seconds = 0.0
+        running_since: datetime | None = None
+        open_parkings = 0
+        started = False
+        for envelope in events:
+            self._feed(envelope)
+            at = _parse_time(envelope.recorded_at)
+            if envelope.kind == "GraphRunStarted":
+                continue  # time in `queued` does not count: the clock starts with the first step
+            if not started:
+                started, running_since = True, at
+            if envelope.kind in PARKING_KINDS:
+                if open_parkings == 0 and running_since is not None and at is not None:
+                    self.running_seconds += (at - running_since).total_seconds()
+                    running_since = None
+                open_parkings += 1
+            elif envelope.kind in RESOLUTION_KINDS:
+                open_parkings = max(0, open_parkings - 1)
+                if open_parkings == 0:
+                    running_since = at
+        self._tail_since = running_since
+
+    def running_seconds_until(self, now: datetime) -> float:
+        """Time spent in ``running`` so far, up to ``now`` (spec 04's wall-time limit)."""
+        if self._tail_since is None:
+            return self.running_seconds
+        return self.running_seconds + max(0.0, (now - self._tail_since).total_seconds())
+
+    def get(self, scope: Scope, node: str) -> NodeHistory:
+        return self.nodes.get((scope, node), _EMPTY)
+
+    def _node(self, payload: dict[str, Any]) -> NodeHistory:
+        key = (scope_key(payload.get("scope")), str(payload.get("node")))
+        found = self.nodes.get(key)
+        if found is None:
+            found = self.nodes[key] = NodeHistory()
+        return found
+
+    def _feed(self, envelope: Envelope) -> None:
+        kind, payload = envelope.kind, envelope.payload
+        if "node" not in payload:
+            return
+        node = self._node(payload)
+        if kind == "NodeEntered":
+            node.entered = True
+            self.visited += 1
+        elif kind == "NodeExited":
+            node.exited = True
+            node.output = payload.get("output")
+        elif kind == "NodeSkipped":
+            node.skipped = True
+        elif kind == "BranchTaken":
+            node.case = payload.get("case")
+        elif kind == "MapFannedOut":
+            node.fanned_out = True
+        elif kind in ("MapIterationStarted", "FoldIterationStarted"):
+            node.iterations_started.add(int(payload.get("index", -1)))
+        elif kind in ("MapIterationJoined", "FoldIterationJoined"):
+            node.iterations_joined.add(int(payload.get("index", -1)))
+        elif kind == "FoldConverged":
+            node.converged = True
+        elif kind == "ToolCallRequested":
+            call = node.call(node.tool_calls, int(payload.get("call", 0)))
+            call.requested = payload
+            call.reconciliation = call.reconciled = None  # a retry starts the call afresh
+        elif kind == "ToolCallCompleted":
+            node.call(node.tool_calls, int(payload.get("call", 0))).completed = payload
+        elif kind == "ReconciliationNeeded":
+            node.call(node.tool_calls, int(payload.get("call", 0))).reconciliation = payload
+        elif kind == "Reconciled":
+            node.call(node.tool_calls, int(payload.get("call", 0))).reconciled = payload
+        elif kind == "ModelCallRequested":
+            node.call(node.model_calls, int(payload.get("call", 0))).requested = payload
+        elif kind == "ModelCallCompleted":
+            node.call(node.model_calls, int(payload.get("call", 0))).completed = payload
+        elif kind == "Suspended":
+            node.suspended = payload
+        elif kind == "Resumed":
+            node.resumed = payload
+        elif kind == "BudgetExceeded":
+            node.budget_exceeded = payload
+        elif kind == "BudgetRaised":
+            node.budget_exceeded = None
+            node.raised_limits[str(payload.get("kind"))] = int(payload.get("limit", 0))

@@ -1,0 +1,101 @@
+"""An in-memory :class:`~editor.engine.ports.RunStore`, for tests and benchmarks.
+
+It keeps the same promises as the ORM store: appends are atomic and strict, a second writer
+at the same ``seq`` loses (``RunLost``), and nothing follows a terminal event.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from editor.engine.errors import AppendRefused, RunLost
+from editor.engine.events import check_append
+from editor.engine.ports import Envelope, RunRecord, SystemClock
+from editor.engine.records import start_event
+from editor.engine.status import run_status
+from editor.graph import Graph, canonical_graph, graph_hash
+
+__all__ = ["InMemoryStore"]
+
+
+class InMemoryStore:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.graphs: dict[str, bytes] = {}
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.events: dict[str, list[Envelope]] = {}
+
+    # --- set-up helpers (what the services do on the Django side) -------------------
+
+    def add_graph(self, graph: Graph | bytes) -> str:
+        data = graph if isinstance(graph, bytes) else canonical_graph(graph)
+        digest = graph_hash(graph) if isinstance(graph, Graph) else _sha(data)
+        self.graphs[digest] = data
+        return digest
+
+    def start(
+        self,
+        graph: Graph | str,
+        input: Any = None,
+        labels: dict[str, str] | None = None,
+        *,
+        now: datetime | None = None,
+    ) -> str:
+        """Store a graph (or use a stored hash) and a queued run of it; return the run id."""
+        digest = graph if isinstance(graph, str) else self.add_graph(graph)
+        run_id = str(uuid.uuid4())
+        first = start_event(run_id, digest, input, labels, now or SystemClock().now())
+        with self._lock:
+            self.runs[run_id] = {"graph_hash": digest, "input": input, "labels": labels or {}}
+            self.events[run_id] = [first]
+            self.runs[run_id]["status"] = run_status([first])
+        return run_id
+
+    def status(self, run_id: str) -> dict[str, Any]:
+        return self.runs[run_id]["status"]
+
+    def kinds(self, run_id: str) -> list[str]:
+        return [envelope.kind for envelope in self.events[run_id]]
+
+    # --- the port ---------------------------------------------------------------------
+
+    def load_run(self, run_id: str) -> RunRecord:
+        with self._lock:
+            run = self.runs[run_id]
+            return RunRecord(
+                run_id, run["graph_hash"], run["input"], tuple(self.events[run_id]), run["labels"]
+            )
+
+    def load_graph(self, graph_hash: str) -> bytes | None:
+        return self.graphs.get(graph_hash)
+
+    def append(self, run_id: str, events: Sequence[Envelope], status: dict[str, Any]) -> None:
+        self.record(run_id, events, status)
+
+    def record(self, run_id: str, events: Sequence[Envelope], status: dict[str, Any]) -> None:
+        """Append for anyone (a resume, an abandon): the ``seq`` decides who wins."""
+        with self._lock:
+            log = self.events[run_id]
+            if events and events[0].seq != len(log):
+                raise RunLost(f"event {events[0].seq} was taken: the log has {len(log)} events")
+            try:
+                check_append(len(log), log[-1].kind if log else None, events)
+            except AppendRefused as refused:
+                if log and log[-1].kind in ("RunCompleted", "RunFailed", "RunAbandoned"):
+                    raise RunLost(str(refused)) from refused
+                raise
+            log.extend(events)
+            self.runs[run_id]["status"] = status
+
+    def release_thread(self) -> None:
+        return None
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -1,0 +1,280 @@
+"""The engine's ports: what it needs from the world, as Protocols and plain data.
+
+The engine is deterministic orchestration (spec 04); everything with a side effect — the
+event store, tools, model providers, the agent directory, the clock — comes in through these
+ports. ``editor.store`` implements :class:`RunStore` on the ORM, ``editor.engine.memory`` in
+memory for tests; ``editor.tools`` and ``editor.providers`` hold the built-in registries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from editor.graph import AgentDefinition
+
+__all__ = [
+    "AgentDirectory",
+    "Clock",
+    "Envelope",
+    "Installation",
+    "Limits",
+    "ModelProvider",
+    "ModelReply",
+    "ModelRequest",
+    "ProviderRegistry",
+    "RunRecord",
+    "RunStore",
+    "SystemClock",
+    "ToolCall",
+    "ToolContext",
+    "ToolEffect",
+    "ToolRegistry",
+    "ToolSpec",
+    "Usage",
+]
+
+SCHEMA_VERSION = 1
+
+
+# --- the event log ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One recorded event (spec 04, *Events*). ``payload`` keeps unknown fields as they are."""
+
+    run_id: str
+    seq: int
+    recorded_at: str
+    kind: str
+    payload: dict[str, Any]
+    schema_version: int = SCHEMA_VERSION
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "seq": self.seq,
+            "schema_version": self.schema_version,
+            "recorded_at": self.recorded_at,
+            "event": {"kind": self.kind, "payload": self.payload},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """What a worker needs to drive a run: its identity, the graph it runs, and its log."""
+
+    run_id: str
+    graph_hash: str
+    input: Any
+    events: tuple[Envelope, ...]
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+class RunStore(Protocol):
+    def load_run(self, run_id: str) -> RunRecord:
+        """The run and its whole log, in ``seq`` order."""
+        ...
+
+    def load_graph(self, graph_hash: str) -> bytes | None:
+        """The stored canonical bytes of a graph (the engine re-hashes them: the fingerprint
+        check), or ``None`` when no such graph is stored."""
+        ...
+
+    def append(self, run_id: str, events: Sequence[Envelope], status: dict[str, Any]) -> None:
+        """Append ``events`` (contiguous ``seq``, starting at the run's next one) atomically and
+        set the run's status object (``{"state": …, …state fields}``, spec 05) in the same
+        transaction; renew the driver's lease.
+
+        Raise :class:`~editor.engine.errors.RunLost` when the events cannot be appended because
+        the run moved on without this driver: another append took the ``seq`` (an abandon, a
+        resume), the run is finished, or this driver's lease is gone. Nothing is written then.
+        """
+        ...
+
+    def release_thread(self) -> None:
+        """Called by each engine worker thread (map concurrency) before it ends, so a store
+        holding per-thread resources (database connections) can free them."""
+        ...
+
+
+# --- tools ------------------------------------------------------------------------
+
+
+class ToolEffect(StrEnum):
+    READ = "read"
+    IDEMPOTENT = "idempotent"
+    WRITE = "write"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    run_id: str
+    node: str
+    idempotency_key: str
+    timeout: float  # seconds; the tool should give up by then (the engine stops waiting)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A registered tool. ``func(input, context)`` returns a JSON value or raises
+    :class:`~editor.engine.errors.ToolError` (any other exception fails the call too)."""
+
+    name: str
+    description: str
+    func: Callable[[Any, ToolContext], Any]
+    effect: ToolEffect = ToolEffect.READ
+    input_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    enabled: bool = True  # False: registered but switched off here (``tool_disabled``)
+
+    def describe(self) -> dict[str, Any]:
+        """``GET /v1/tools``'s entry (spec 05)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "effect": self.effect.value,
+            "enabled": self.enabled,
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+        }
+
+
+class ToolRegistry(Protocol):
+    def get(self, name: str) -> ToolSpec | None: ...
+
+    def names(self) -> Sequence[str]:
+        """Every registered name, sorted (suggestions are drawn from it)."""
+        ...
+
+
+# --- model providers ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: Any  # a JSON value (the OpenAI protocol's JSON-text arguments, parsed)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    """One model answer: text, or tool calls to make before asking again."""
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "tool_calls": [
+                {"id": call.id, "name": call.name, "arguments": call.arguments}
+                for call in self.tool_calls
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any], usage: dict[str, Any] | None = None) -> ModelReply:
+        calls = tuple(
+            ToolCall(str(call["id"]), str(call["name"]), call.get("arguments"))
+            for call in value.get("tool_calls") or ()
+        )
+        usage = usage or {}
+        return cls(
+            value.get("content"),
+            calls,
+            Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One chat-completions call.
+
+    ``messages`` are OpenAI-shaped, without the system message (that is ``system``):
+    ``{"role": "user", "content": str}``, ``{"role": "assistant", "content": str | None,
+    "tool_calls": [{"id", "name", "arguments"}]}``, ``{"role": "tool", "tool_call_id": str,
+    "content": str}``. The first is always the user message: the compact JSON of the routed
+    value. ``cursor`` counts the model calls this (run, node, scope) made before this one
+    (the ``scripted`` provider's reply index)."""
+
+    model: str  # the definition's ``model``: ``echo``, ``scripted``, ``openai:<name>``
+    system: str
+    messages: tuple[dict[str, Any], ...]
+    tools: tuple[ToolSpec, ...]
+    options: dict[str, Any]
+    cursor: int
+    idempotency_key: str
+    timeout: float
+
+
+class ModelProvider(Protocol):
+    def complete(self, request: ModelRequest) -> ModelReply:
+        """Answer, or raise :class:`~editor.engine.errors.ProviderError`."""
+        ...
+
+
+class ProviderRegistry(Protocol):
+    def provider_for(self, model: str) -> ModelProvider | None:
+        """The provider for a definition's ``model``, or ``None`` when it is not configured
+        on this installation (``provider_unavailable``)."""
+        ...
+
+
+class AgentDirectory(Protocol):
+    def get(self, agent_hash: str) -> AgentDefinition | None: ...
+
+
+# --- the rest ----------------------------------------------------------------------
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+    def monotonic(self) -> float: ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        import time
+
+        return time.monotonic()
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Spec 04's limits; each is a ``GATEHOUSE_…`` setting on the Django side."""
+
+    max_nodes_visited: int = 10_000  # GATEHOUSE_RUN_MAX_NODES
+    max_map_items: int = 10_000  # GATEHOUSE_RUN_MAX_MAP_ITEMS
+    wall_time: float = 3600.0  # GATEHOUSE_RUN_WALL_TIME (seconds in `running`)
+    tool_timeout: float = 30.0  # GATEHOUSE_TOOL_TIMEOUT
+    model_timeout: float = 120.0  # GATEHOUSE_MODEL_TIMEOUT
+    max_event_bytes: int = 1 << 20  # GATEHOUSE_EVENT_MAX_BYTES (one payload)
+    tool_retries: int = 0  # GATEHOUSE_TOOL_RETRIES
+
+
+@dataclass(frozen=True, slots=True)
+class Installation:
+    """Everything a run resolves names against (spec 02, run-time resolution)."""
+
+    tools: ToolRegistry
+    providers: ProviderRegistry
+    agents: AgentDirectory

@@ -1,0 +1,127 @@
+"""Building envelopes outside a drive: a run's first event, resolutions and abandonment.
+
+These are what the services append for a person (start, resume, abandon); the worker's
+engine appends everything else.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from editor.engine.errors import InvalidResumeInput, NotParked, TransitionRefused
+from editor.engine.ports import Envelope, RunRecord
+from editor.engine.schemas import violations
+from editor.engine.states import TERMINAL, RunState, check_transition
+from editor.engine.status import last_resolution, run_status, scope_key
+from editor.graph import hash_value
+
+__all__ = ["prepare_abandon", "prepare_resume", "start_event", "timestamp"]
+
+
+def timestamp(now: datetime) -> str:
+    """RFC 3339, UTC, microseconds, ``Z`` (spec 04, *Events*)."""
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def start_event(
+    run_id: str, graph_hash: str, input: Any, labels: dict[str, str] | None, now: datetime
+) -> Envelope:
+    payload: dict[str, Any] = {"graph_hash": graph_hash, "input": input}
+    if labels:
+        payload["labels"] = dict(labels)
+    return Envelope(run_id, 0, timestamp(now), "GraphRunStarted", payload)
+
+
+def _pick_pending(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any] | None:
+    pending = status.get("pending") or []
+    node = body.get("node")
+    if node is None:
+        return pending[0] if pending else None
+    scope = scope_key(body.get("scope"))
+    for item in pending:
+        if item["node"] == node and scope_key(item.get("scope")) == scope:
+            return item
+    return None
+
+
+def prepare_resume(
+    record: RunRecord, body: dict[str, Any], by: str, now: datetime
+) -> tuple[list[Envelope], dict[str, Any]]:
+    """The events that resolve a parked run's pending item, and the status after them.
+
+    ``body`` is the resume body of spec 05: ``{"input", "comment"?}``, and optionally
+    ``"node"`` (with ``"scope"``) to pick one of several pending items (default: the oldest).
+    For a gate the input must satisfy the recorded ``input_schema``; for a budget it is
+    ``{"limit": n}`` above what was observed; for a reconciliation ``{"output": …}`` or
+    ``{"retry": true}``. Nothing is appended here: the caller appends, and the store's
+    ``(run, seq)`` guard makes the resolution happen once.
+    """
+    events = record.events
+    status = run_status(events)
+    item = _pick_pending(status, body)
+    if item is None:
+        by_whom, at = last_resolution(events, body.get("node"))
+        raise NotParked(status["state"], by_whom, at)
+    if "input" not in body:
+        raise InvalidResumeInput([{"path": "$", "message": "the resume body needs an `input`"}])
+    value = body["input"]
+    payload: dict[str, Any] = {"node": item["node"]}
+    if item["kind"] == "gate":
+        schema = item.get("input_schema")
+        problems = violations(schema, value)
+        if problems:
+            raise InvalidResumeInput(problems)
+        kind = "Resumed"
+        payload.update(input=value, by=by)
+        comment = body.get("comment")
+        if isinstance(comment, str) and comment.strip():
+            payload["comment"] = comment
+        payload["schema_hash"] = hash_value(schema)
+    elif item["kind"] == "budget":
+        kind = "BudgetRaised"
+        budget = item.get("budget") or {}
+        observed = item.get("observed") or 0
+        limit = value.get("limit") if isinstance(value, dict) else None
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= observed:
+            raise InvalidResumeInput(
+                [
+                    {
+                        "path": "$.limit",
+                        "message": f"the new limit must be an integer above what was "
+                        f"observed ({observed})",
+                    }
+                ]
+            )
+        payload.update(kind=budget.get("kind"), limit=limit, by=by)
+    else:
+        kind = "Reconciled"
+        if isinstance(value, dict) and value.get("retry") is True and set(value) == {"retry"}:
+            payload.update(call=item.get("call"), by=by, retry=True)
+        elif isinstance(value, dict) and set(value) == {"output"}:
+            payload.update(call=item.get("call"), by=by, output=value["output"])
+        else:
+            raise InvalidResumeInput(
+                [{"path": "$", "message": 'give either {"output": …} or {"retry": true}'}]
+            )
+    if item.get("scope"):
+        payload["scope"] = item["scope"]
+    envelope = Envelope(record.run_id, len(events), timestamp(now), kind, payload)
+    after = run_status([*events, envelope])
+    return [envelope], after
+
+
+def prepare_abandon(
+    record: RunRecord, reason: str | None, by: str, now: datetime
+) -> tuple[list[Envelope], dict[str, Any]]:
+    """The ``RunAbandoned`` event for a run that has not finished, and the status after it."""
+    status = run_status(record.events)
+    state = RunState(status["state"])
+    if state in TERMINAL:
+        raise TransitionRefused(state.value, RunState.ABANDONED.value)
+    check_transition(state, RunState.ABANDONED)
+    payload: dict[str, Any] = {"by": by}
+    if reason:
+        payload["reason"] = reason
+    envelope = Envelope(record.run_id, len(record.events), timestamp(now), "RunAbandoned", payload)
+    return [envelope], run_status([*record.events, envelope])

@@ -1,0 +1,193 @@
+"""The run's status and its canvas projection: pure folds of the event log (spec 04, 05).
+
+:class:`StatusFold` is fed one envelope at a time (the engine keeps one while it appends);
+:func:`run_status` folds a whole log. Parking events (``Suspended``, ``BudgetExceeded``,
+``ReconciliationNeeded``) open *pending* items; their resolutions (``Resumed``,
+``BudgetRaised``, ``Reconciled``) close them. A run with a pending item is parked in the state
+of its oldest one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from editor.engine.ports import Envelope
+from editor.engine.states import RunState
+
+__all__ = [
+    "PARKING_KINDS",
+    "RESOLUTION_KINDS",
+    "StatusFold",
+    "graph_projection",
+    "last_resolution",
+    "run_status",
+    "scope_key",
+]
+
+# parking event kind → (pending kind, run state, resolution event kind)
+PARKING_KINDS: dict[str, tuple[str, RunState, str]] = {
+    "Suspended": ("gate", RunState.SUSPENDED, "Resumed"),
+    "BudgetExceeded": ("budget", RunState.BUDGET_EXCEEDED, "BudgetRaised"),
+    "ReconciliationNeeded": ("reconciliation", RunState.NEEDS_RECONCILIATION, "Reconciled"),
+}
+RESOLUTION_KINDS: dict[str, str] = {resolved: kind for kind, (_, _, resolved) in PARKING_KINDS.items()}
+_PENDING_FIELDS = {
+    "Suspended": ("reason", "input_schema", "value"),
+    "BudgetExceeded": ("budget", "observed"),
+    "ReconciliationNeeded": ("tool", "call", "input"),
+}
+
+
+def scope_key(scope: Any) -> tuple[tuple[str, int], ...]:
+    """A payload's ``scope`` (a list of ``[owner, index]`` pairs, or absent) as a hashable key."""
+    if not scope:
+        return ()
+    return tuple((str(owner), int(index)) for owner, index in scope)
+
+
+class StatusFold:
+    """The status object of spec 05, folded one event at a time."""
+
+    def __init__(self) -> None:
+        self.state = RunState.QUEUED
+        self.terminal: dict[str, Any] | None = None
+        self.pending: dict[tuple[str, str, tuple[tuple[str, int], ...]], dict[str, Any]] = {}
+        self.count = 0
+
+    def feed(self, envelope: Envelope) -> None:
+        self.count += 1
+        kind, payload = envelope.kind, envelope.payload
+        if kind == "RunCompleted":
+            self.terminal = {"state": RunState.COMPLETED.value, "output": payload.get("output")}
+        elif kind == "RunFailed":
+            self.terminal = {"state": RunState.FAILED.value, "error": payload.get("error", "")}
+            if payload.get("code"):
+                self.terminal["code"] = payload["code"]
+        elif kind == "RunAbandoned":
+            self.terminal = {"state": RunState.ABANDONED.value}
+            if payload.get("reason"):
+                self.terminal["reason"] = payload["reason"]
+        elif kind in PARKING_KINDS:
+            pending_kind = PARKING_KINDS[kind][0]
+            key = (pending_kind, str(payload.get("node")), scope_key(payload.get("scope")))
+            item: dict[str, Any] = {"kind": pending_kind, "node": payload.get("node")}
+            if payload.get("scope"):
+                item["scope"] = payload["scope"]
+            item["seq"] = envelope.seq
+            item["at"] = envelope.recorded_at
+            for name in _PENDING_FIELDS[kind]:
+                if name in payload:
+                    item[name] = payload[name]
+            self.pending[key] = item
+        elif kind in RESOLUTION_KINDS:
+            pending_kind = PARKING_KINDS[RESOLUTION_KINDS[kind]][0]
+            key = (pending_kind, str(payload.get("node")), scope_key(payload.get("scope")))
+            self.pending.pop(key, None)
+        if kind != "GraphRunStarted" and self.state is RunState.QUEUED:
+            self.state = RunState.RUNNING
+
+    def pending_items(self) -> list[dict[str, Any]]:
+        return sorted(self.pending.values(), key=lambda item: item["seq"])
+
+    def status(self) -> dict[str, Any]:
+        if self.terminal is not None:
+            return dict(self.terminal)
+        items = self.pending_items()
+        if not items:
+            return {"state": self.state.value}
+        first = items[0]
+        state = {"gate": RunState.SUSPENDED, "budget": RunState.BUDGET_EXCEEDED}.get(
+            first["kind"], RunState.NEEDS_RECONCILIATION
+        )
+        status: dict[str, Any] = {"state": state.value, "node": first["node"]}
+        if state is RunState.SUSPENDED:
+            status["reason"] = first.get("reason")
+            status["input_schema"] = first.get("input_schema")
+        elif state is RunState.BUDGET_EXCEEDED:
+            status["budget"] = first.get("budget")
+            status["observed"] = first.get("observed")
+        else:
+            status["tool"] = first.get("tool")
+        status["pending"] = items
+        return status
+
+
+def run_status(events: Iterable[Envelope]) -> dict[str, Any]:
+    """The status object of a run's log: ``{"state", …state fields}`` (spec 05)."""
+    fold = StatusFold()
+    for envelope in events:
+        fold.feed(envelope)
+    return fold.status()
+
+
+def last_resolution(
+    events: Sequence[Envelope], node: str | None = None
+) -> tuple[str | None, str | None]:
+    """Who resolved the latest parking (of ``node``, when given) and when: ``(by, at)``."""
+    for envelope in reversed(events):
+        if envelope.kind in RESOLUTION_KINDS and (
+            node is None or envelope.payload.get("node") == node
+        ):
+            return envelope.payload.get("by"), envelope.recorded_at
+    return None, None
+
+
+def graph_projection(graph_hash: str, events: Iterable[Envelope]) -> dict[str, Any]:
+    """``GET /v1/runs/{id}/graph``: one entry per top-level node the run reached (absent when
+    not reached; skipped is not unreached), in the order reached. Events inside map items and
+    fold passes (those with a ``scope``) belong to their owner and are not listed."""
+    nodes: dict[str, dict[str, Any]] = {}
+    current: str | None = None
+    for envelope in events:
+        payload = envelope.payload
+        if payload.get("scope") or "node" not in payload:
+            continue
+        node_id = str(payload["node"])
+        kind = envelope.kind
+        if kind == "NodeEntered":
+            nodes[node_id] = {"node": node_id, "state": "entered"}
+            current = node_id
+        elif kind == "NodeSkipped":
+            nodes[node_id] = {"node": node_id, "state": "skipped", "reason": payload.get("reason")}
+        elif node_id not in nodes:
+            continue
+        entry = nodes[node_id]
+        if kind == "NodeExited":
+            entry["state"] = "exited"
+            if current == node_id:
+                current = None
+        elif kind == "BranchTaken":
+            entry["branch_case"] = payload.get("case")
+        elif kind == "MapFannedOut":
+            entry["map"] = {"items": payload.get("items"), "iterations": []}
+        elif kind == "MapIterationStarted" and "map" in entry:
+            entry["map"]["iterations"].append(
+                {"index": payload.get("index"), "child_run": payload.get("child_run"), "joined": False}
+            )
+        elif kind == "MapIterationJoined" and "map" in entry:
+            for iteration in entry["map"]["iterations"]:
+                if iteration["index"] == payload.get("index"):
+                    iteration["joined"] = True
+        elif kind == "FoldIterationStarted":
+            entry.setdefault("fold", {"iterations": []})["iterations"].append(
+                {"index": payload.get("index"), "joined": False}
+            )
+        elif kind == "FoldIterationJoined" and "fold" in entry:
+            for iteration in entry["fold"]["iterations"]:
+                if iteration["index"] == payload.get("index"):
+                    iteration["joined"] = True
+        elif kind == "FoldConverged":
+            entry.setdefault("fold", {"iterations": []})["converged"] = {
+                "winner_index": payload.get("winner_index"),
+                "reason": payload.get("reason"),
+            }
+        elif kind in PARKING_KINDS:
+            entry["parked"] = PARKING_KINDS[kind][0]
+        elif kind in RESOLUTION_KINDS:
+            entry.pop("parked", None)
+    projection: dict[str, Any] = {"graph_hash": graph_hash}
+    if current is not None:
+        projection["current_node"] = current
+    projection["nodes"] = list(nodes.values())
+    return projection
