@@ -1,6 +1,6 @@
 # Gatehouse. The two commands that matter:
 #
-#   make run    set up what is missing, then serve the app on http://127.0.0.1:$(PORT)
+#   make run    set up what is missing, then serve the app and a run worker on http://127.0.0.1:$(PORT)
 #   make test   set up what is missing (with the development tools), then run every check
 #
 # Both work on a machine that has never seen the project, and skip the set-up steps that are
@@ -16,7 +16,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
 BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
-	tests/benchmarks/live_validation.py
+	tests/benchmarks/live_validation.py tests/benchmarks/engine.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key)
@@ -24,10 +24,10 @@ DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/
 .PHONY: help run test lint bench schema setup setup-dev graphviz chromium
 
 help:
-	@echo "make run     set up, migrate, create the first user, serve on 127.0.0.1:$(PORT)"
+	@echo "make run     set up, migrate, create the first user and the demo, serve and run a worker on 127.0.0.1:$(PORT)"
 	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
 	@echo "make lint    import contracts, ruff check, ruff format --check"
-	@echo "make bench   benchmark the graph core, POST /v1/graphs/validate, the editor's live validation"
+	@echo "make bench   benchmark the graph core, POST /v1/graphs/validate, live validation, the run engine"
 	@echo "make schema  regenerate docs/schemas/graph.schema.json"
 
 # --- Python and its packages -------------------------------------------------------------------
@@ -103,7 +103,11 @@ run: setup var/dev-secret-key
 	@mkdir -p var
 	@$(DEV_ENV) $(PY) manage.py migrate --no-input --verbosity 0
 	@$(DEV_ENV) $(PY) manage.py ensure_admin --base-url http://127.0.0.1:$(PORT)
-	@$(DEV_ENV) exec $(PY) manage.py runserver 127.0.0.1:$(PORT)
+	@$(DEV_ENV) $(PY) manage.py load_demo
+	@# A run worker beside the web server; Ctrl-C (or the server stopping) stops both.
+	@$(DEV_ENV) $(PY) manage.py db_worker --no-reload & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT INT TERM; \
+	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 test: setup-dev lint
 	$(VENV)/bin/pytest -q

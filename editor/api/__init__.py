@@ -22,7 +22,7 @@ from ninja import NinjaAPI
 from ninja.openapi.views import openapi_json
 from ninja.parser import Parser
 
-from editor.api import agents, documents, errors, graphs
+from editor.api import agents, documents, errors, graphs, runs
 from editor.api.auth import api_auth
 from editor.graph import read_json
 
@@ -77,6 +77,7 @@ errors.install_error_handlers(api)
 api.add_router("", graphs.router)
 api.add_router("", documents.router)
 api.add_router("", agents.router)
+api.add_router("", runs.router)
 # Last, so that it only answers what no other route matched.
 api.add_router("", errors.not_found_router)
 

@@ -25,17 +25,23 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from editor.api.auth import CsrfFailed
 from editor.api.schemas import ErrorOut
 from editor.services.errors import (
+    AlreadyFinished,
     InvalidAgent,
     InvalidGraph,
     InvalidRequest,
+    InvalidResume,
     NotAllowed,
+    NotRunnable,
+    NotSuspended,
     PreconditionRequired,
+    RunBusy,
     ServiceError,
     SlugTaken,
     StaleDraft,
     UnknownAgent,
     UnknownDocument,
     UnknownGraph,
+    UnknownRun,
 )
 
 __all__ = ["CODES_BY_STATUS", "error_response", "install_error_handlers", "not_found_router"]
@@ -45,8 +51,9 @@ logger = logging.getLogger(__name__)
 #: What every operation with a schema body calls that parameter.
 BODY_PARAMETER = "payload"
 
-#: Status and code of each service error (the most specific class wins).
-SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str]] = {
+#: Status and code of each service error (the most specific class wins). A code of ``None``
+#: means the error names its own (``NotRunnable``: the first resolution error's code).
+SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     NotAllowed: (403, "forbidden"),
     InvalidRequest: (400, "bad_request"),
     InvalidGraph: (400, "invalid_graph"),
@@ -54,6 +61,12 @@ SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str]] = {
     UnknownGraph: (404, "unknown_graph"),
     UnknownDocument: (404, "unknown_document"),
     UnknownAgent: (404, "unknown_agent"),
+    UnknownRun: (404, "unknown_run"),
+    NotRunnable: (404, None),
+    InvalidResume: (400, "bad_request"),
+    NotSuspended: (409, "not_suspended"),
+    AlreadyFinished: (409, "already_finished"),
+    RunBusy: (409, "run_busy"),
     SlugTaken: (409, "slug_taken"),
     StaleDraft: (412, "stale_draft"),
     PreconditionRequired: (428, "precondition_required"),
@@ -115,6 +128,8 @@ def _service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
     for cls in type(exc).__mro__:
         if cls in SERVICE_ERRORS:
             status, code = SERVICE_ERRORS[cls]
+            if code is None:
+                code = str(getattr(exc, "code", None) or CODES_BY_STATUS[status])
             return error_response(status, code, str(exc), exc.details())
     return _unexpected(request, exc)
 

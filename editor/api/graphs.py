@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
 from editor.api.schemas import ErrorOut, GraphCreatedOut, GraphListOut, GraphOut, ValidationOut
-from editor.services import graphs
+from editor.services import graphs, runs
 from editor.services.paging import MAX_LIMIT
 
 router = Router(tags=["graphs"])
@@ -62,8 +62,12 @@ def list_graphs(
     openapi_extra=GRAPH_BODY,
     summary="Validate a graph",
 )
-def validate_graph(request: HttpRequest) -> dict[str, Any]:
-    """Validate a document without storing it; `200` for every body within the size cap."""
+def validate_graph(request: HttpRequest, runnable: bool = False) -> dict[str, Any]:
+    """Validate a document without storing it; `200` for every body within the size cap.
+    With `runnable=true`, a valid graph's answer adds `not_runnable`: every name it uses that
+    does not resolve on this installation (empty when it can run here)."""
+    if runnable:
+        return runs.validate_runnable(request.body)
     return graphs.validate_graph_document(request.body)
 
 

@@ -15,6 +15,8 @@ from ninja import Field, Schema
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 __all__ = [
+    "AbandonIn",
+    "AbandonOut",
     "AgentCreatedOut",
     "AgentListOut",
     "AgentOut",
@@ -26,12 +28,21 @@ __all__ = [
     "DraftIn",
     "DraftOut",
     "ErrorOut",
+    "EventListOut",
     "FreezeIn",
     "FreezeOut",
     "GraphCreatedOut",
     "GraphListOut",
     "GraphOut",
     "GraphSummaryOut",
+    "ResumeIn",
+    "ResumeOut",
+    "RunCreatedOut",
+    "RunGraphOut",
+    "RunIn",
+    "RunListOut",
+    "RunOut",
+    "ToolListOut",
     "ValidationOut",
     "VersionListOut",
     "VersionOut",
@@ -107,14 +118,17 @@ class GraphOut(Schema):
 
 
 class ValidationOut(_OmitNone):
-    """``{"valid": true, "graph", "summary"}`` or ``{"valid": false, "errors"}``."""
+    """``{"valid": true, "graph", "summary"}`` or ``{"valid": false, "errors"}``; with
+    ``?runnable=true``, a valid graph's answer adds ``not_runnable`` (spec 02's run-time
+    resolution errors; empty when it can run here)."""
 
-    _omitted_when_none = frozenset({"graph", "summary", "errors"})
+    _omitted_when_none = frozenset({"graph", "summary", "errors", "not_runnable"})
 
     valid: bool
     graph: str | None = None
     summary: SummaryOut | None = None
     errors: list[dict[str, Any]] | None = None
+    not_runnable: list[dict[str, Any]] | None = None
 
 
 # --- Documents --------------------------------------------------------------------------------
@@ -233,3 +247,107 @@ class AgentOut(Schema):
 class AgentListOut(Schema):
     agents: list[AgentOut]
     next: str | None
+
+
+# --- Runs and tools ---------------------------------------------------------------------------
+
+
+class RunIn(Schema):
+    graph_hash: str
+    #: Any JSON value; the entry nodes receive it.
+    input: Any = None
+    #: Strings only, never hashed: at most 16, keys up to 64 bytes, values up to 256 bytes.
+    labels: dict[str, str] | None = None
+
+
+class RunCreatedOut(Schema):
+    run: str
+    status: str
+
+
+class RunOut(Schema):
+    run: str
+    graph_hash: str
+    labels: dict[str, str]
+    #: ``{"state", …state fields}``: ``suspended`` → ``node``, ``reason``, ``input_schema``;
+    #: ``budget_exceeded`` → ``node``, ``budget``, ``observed``; ``needs_reconciliation`` →
+    #: ``node``, ``tool``; ``completed`` → ``output``; ``failed`` → ``error``; ``abandoned`` →
+    #: ``reason``?
+    status: dict[str, Any]
+    event_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class RunListOut(Schema):
+    runs: list[RunOut]
+    next: str | None
+
+
+class EventBodyOut(Schema):
+    kind: str
+    #: Kept as recorded, including fields this version does not model.
+    payload: dict[str, Any]
+
+
+class EventOut(Schema):
+    run_id: str
+    seq: int
+    schema_version: int
+    recorded_at: str
+    event: EventBodyOut
+
+
+class EventListOut(Schema):
+    events: list[EventOut]
+    #: The ``after`` of the next page, or ``null`` when this page reaches the end of the log.
+    next: int | None
+
+
+class RunGraphOut(_OmitNone):
+    _omitted_when_none = frozenset({"current_node"})
+
+    graph_hash: str
+    current_node: str | None = None
+    #: ``{"node", "state": "entered" | "exited" | "skipped", "reason"?, "branch_case"?,
+    #: "map"?, "fold"?}``; a node the run has not reached is absent.
+    nodes: list[dict[str, Any]]
+
+
+class ResumeIn(Schema):
+    #: A gate's approval (checked against its schema); ``{"limit": n}`` for a budget;
+    #: ``{"output": …}`` or ``{"retry": true}`` for a reconciliation.
+    input: Any
+    comment: str | None = Field(None, max_length=2000)
+    #: Which pending item, when the run waits for several (items of a map, say): its node and
+    #: ``scope``. Without them, the oldest is resolved.
+    node: str | None = None
+    scope: list[tuple[str, int]] | None = None
+
+
+class ResumeOut(Schema):
+    run: str
+    status: str
+    outcome: str
+
+
+class AbandonIn(Schema):
+    reason: str | None = Field(None, max_length=2000)
+
+
+class AbandonOut(Schema):
+    run: str
+    status: dict[str, Any]
+
+
+class ToolOut(Schema):
+    name: str
+    description: str
+    effect: str
+    enabled: bool
+    input_schema: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
+
+
+class ToolListOut(Schema):
+    tools: list[ToolOut]

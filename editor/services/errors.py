@@ -10,18 +10,24 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AlreadyFinished",
     "InvalidAgent",
     "InvalidCursor",
     "InvalidGraph",
     "InvalidRequest",
+    "InvalidResume",
     "NotAllowed",
+    "NotRunnable",
+    "NotSuspended",
     "PreconditionRequired",
+    "RunBusy",
     "ServiceError",
     "SlugTaken",
     "StaleDraft",
     "UnknownAgent",
     "UnknownDocument",
     "UnknownGraph",
+    "UnknownRun",
 ]
 
 
@@ -141,3 +147,81 @@ class StaleDraft(ServiceError):
 
     def details(self) -> dict[str, Any]:
         return {"revision": self.revision}
+
+
+class UnknownRun(ServiceError):
+    """No run has this id (or the text is not a run id at all)."""
+
+    def __init__(self, run: str) -> None:
+        super().__init__("no run has this id")
+        self.run = run
+
+
+class NotRunnable(ServiceError):
+    """A valid graph that cannot run on this installation: names that do not resolve
+    (spec 02, run-time resolution). ``errors`` are all of them, in document order; the
+    edge answers with the first one's ``code``."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        first = errors[0]["message"] if errors else "the graph cannot run here"
+        super().__init__(f"the graph cannot run here: {first}")
+        self.errors = errors
+
+    @property
+    def code(self) -> str:
+        return str(self.errors[0]["code"]) if self.errors else "not_runnable"
+
+    def details(self) -> dict[str, Any]:
+        return {"errors": self.errors}
+
+
+class NotSuspended(ServiceError):
+    """A resume for a run that is not waiting for one; when someone resolved it already,
+    who and when."""
+
+    def __init__(
+        self, state: str, resolved_by: str | None = None, resolved_at: str | None = None
+    ) -> None:
+        if resolved_by is not None:
+            message = f"the run was already resolved by {resolved_by} at {resolved_at}"
+        else:
+            message = f"the run is not waiting for a resolution (it is `{state}`)"
+        super().__init__(message)
+        self.state = state
+        self.resolved_by = resolved_by
+        self.resolved_at = resolved_at
+
+    def details(self) -> dict[str, Any]:
+        details: dict[str, Any] = {"state": self.state}
+        if self.resolved_by is not None:
+            details["resolved_by"] = self.resolved_by
+            details["resolved_at"] = self.resolved_at
+        return details
+
+
+class AlreadyFinished(ServiceError):
+    """An abandon (or another change) of a run that has already ended."""
+
+    def __init__(self, state: str) -> None:
+        super().__init__(f"the run has already finished (it is `{state}`)")
+        self.state = state
+
+    def details(self) -> dict[str, Any]:
+        return {"state": self.state}
+
+
+class RunBusy(ServiceError):
+    """A change that kept losing the race against the worker driving the run."""
+
+    message = "the run kept changing while this request tried to change it; try again"
+
+
+class InvalidResume(ServiceError):
+    """A resume input that breaks the recorded schema; nothing was recorded."""
+
+    def __init__(self, violations: list[dict[str, Any]]) -> None:
+        super().__init__(f"the resume input has {len(violations)} violation(s)")
+        self.violations = violations
+
+    def details(self) -> dict[str, Any]:
+        return {"violations": self.violations}

@@ -16,6 +16,18 @@ def author(db: None) -> User:
 
 
 @pytest.fixture
+def operator(db: None) -> User:
+    """A signed-up user in the *operators* group (starts and abandons runs)."""
+    return make_user("otto", "operators")
+
+
+@pytest.fixture
+def approver(db: None) -> User:
+    """A signed-up user in the *approvers* group (resolves gates)."""
+    return make_user("april", "approvers")
+
+
+@pytest.fixture
 def author_client(client: Client, author: User) -> Client:
     """The test client, signed in as :func:`author`."""
     client.force_login(author)

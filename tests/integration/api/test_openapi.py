@@ -30,6 +30,14 @@ OPERATIONS = {
     ("post", "/v1/agents"),
     ("get", "/v1/agents"),
     ("get", "/v1/agents/{agent}"),
+    ("post", "/v1/graph-runs"),
+    ("get", "/v1/runs"),
+    ("get", "/v1/runs/{run}"),
+    ("get", "/v1/runs/{run}/events"),
+    ("get", "/v1/runs/{run}/graph"),
+    ("post", "/v1/runs/{run}/resume"),
+    ("post", "/v1/runs/{run}/abandon"),
+    ("get", "/v1/tools"),
 }
 
 

@@ -1,0 +1,88 @@
+"""``manage.py db_worker``: django-tasks-db's worker, which also sweeps for stranded runs.
+
+django-tasks-db does not recover a task whose worker died (spec 04 *Durability*): every worker
+here also runs :func:`editor.tasks.sweep_expired_leases`, from a daemon thread every
+``GATEHOUSE_SWEEP_SECONDS``, so a run whose lease ran out is queued again. With ``--batch``
+(tests, one-off catch-up) it sweeps once before working through the queue instead.
+The options are django-tasks-db's own.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
+from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
+
+from editor.tasks import sweep_expired_leases
+
+logger = logging.getLogger("editor.tasks")
+
+
+class Sweeper(threading.Thread):
+    """Calls :func:`sweep_expired_leases` every ``every`` seconds until stopped."""
+
+    def __init__(self, every: float) -> None:
+        super().__init__(name="lease-sweeper", daemon=True)
+        self.every = every
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.is_set():
+                sweep_once()
+                self.stopped.wait(self.every)
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join()
+
+
+def sweep_once() -> int:
+    try:
+        return sweep_expired_leases()
+    except Exception:  # the database may be briefly unavailable; the next sweep tries again
+        logger.exception("the sweep for expired run leases failed")
+        return 0
+
+
+class Command(WorkerCommand):
+    help = (
+        "Run a database background worker: drives runs, and queues again every run whose "
+        "worker's lease ran out"
+    )
+
+    def configure_logging(self, verbosity: int) -> None:
+        super().configure_logging(verbosity)
+        # What happens to runs (driven, left parked or ended, queued again) shows beside the
+        # worker's own lines, at the same verbosity.
+        levels = {0: logging.CRITICAL, 1: logging.INFO}
+        logger.setLevel(levels.get(verbosity, logging.DEBUG))
+        if not logger.hasHandlers():
+            logger.addHandler(logging.StreamHandler(self.stdout))
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        batch = options.get("batch", False)
+        reload = options.get("reload", False) and not batch
+        # With --reload the first process only watches files and restarts the second, which
+        # does the work: only the process that works sweeps.
+        if reload and os.environ.get(DJANGO_AUTORELOAD_ENV) != "true":
+            super().handle(*args, **options)
+            return
+        if batch:
+            sweep_once()
+            super().handle(*args, **options)
+            return
+        sweeper = Sweeper(settings.GATEHOUSE_SWEEP_SECONDS)
+        sweeper.start()
+        try:
+            super().handle(*args, **options)
+        finally:
+            sweeper.stop()

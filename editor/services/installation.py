@@ -1,0 +1,63 @@
+"""This installation, as the engine sees it: its tools, model providers and agent definitions,
+and its run limits, all from the settings.
+
+The tool and provider registries are built once per process (they import the modules of
+``GATEHOUSE_TOOL_MODULES``); the agent definitions are read from the database on each look-up,
+so a definition posted after the worker started is found.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.conf import settings
+
+from editor.engine.ports import Installation, Limits, ProviderRegistry, ToolRegistry
+from editor.graph import AgentDefinition, InvalidAgentDefinition, parse_agent_definition
+from editor.models import AgentDefinition as StoredAgentDefinition
+from editor.providers import build_registry as build_providers
+from editor.tools import build_registry as build_tools
+
+__all__ = ["OrmAgentDirectory", "installation", "limits", "providers", "tools"]
+
+
+class OrmAgentDirectory:
+    """:class:`editor.engine.ports.AgentDirectory` over the stored definitions."""
+
+    def get(self, agent_hash: str) -> AgentDefinition | None:
+        row = StoredAgentDefinition.objects.filter(hash=agent_hash).only("definition").first()
+        if row is None:
+            return None
+        try:
+            # Stored as the hashed form (no name), already parsed once when it was posted.
+            return parse_agent_definition(row.definition)
+        except InvalidAgentDefinition:
+            return None
+
+
+@cache
+def tools() -> ToolRegistry:
+    """The built-in tools and those of ``GATEHOUSE_TOOL_MODULES``."""
+    return build_tools(settings.GATEHOUSE_TOOL_MODULES, settings.GATEHOUSE_HTTP_ALLOW)
+
+
+@cache
+def providers() -> ProviderRegistry:
+    """``echo``, ``scripted``, and ``openai:<model>`` when an endpoint is configured."""
+    return build_providers(settings.GATEHOUSE_OPENAI_BASE_URL, settings.GATEHOUSE_OPENAI_API_KEY)
+
+
+def installation() -> Installation:
+    return Installation(tools=tools(), providers=providers(), agents=OrmAgentDirectory())
+
+
+def limits() -> Limits:
+    return Limits(
+        max_nodes_visited=settings.GATEHOUSE_RUN_MAX_NODES,
+        max_map_items=settings.GATEHOUSE_RUN_MAX_MAP_ITEMS,
+        wall_time=float(settings.GATEHOUSE_RUN_WALL_TIME),
+        tool_timeout=float(settings.GATEHOUSE_TOOL_TIMEOUT),
+        model_timeout=float(settings.GATEHOUSE_MODEL_TIMEOUT),
+        max_event_bytes=settings.GATEHOUSE_EVENT_MAX_BYTES,
+        tool_retries=settings.GATEHOUSE_TOOL_RETRIES,
+    )

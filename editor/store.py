@@ -1,0 +1,206 @@
+"""The engine's :class:`~editor.engine.ports.RunStore` on the ORM, and the run lease.
+
+A worker drives a run only while it holds the run's **lease** (``Run.lease_owner`` and
+``lease_expires_at``, spec 04 *Durability*). Every change is one conditional ``UPDATE`` whose
+row count says whether it happened, so the database decides races, not a lock in one process:
+
+* :meth:`OrmRunStore.claim` takes the lease when the run is waiting for a driver (queued or
+  running) and nobody holds it, or its holder let it run out;
+* :meth:`OrmRunStore.append` (the driver's writes) moves the run on only when the log is where
+  the driver last saw it (``event_count``), the driver still holds the lease and the run has
+  not finished; otherwise it raises :class:`~editor.engine.errors.RunLost` and writes nothing;
+* :meth:`OrmRunStore.record` is the same for the services (start, resume, abandon), which do
+  not drive and hold no lease: guarded by ``event_count`` alone, with the unique
+  ``(run, seq)`` of the events as the backstop.
+
+The events and the run's new status are written in one transaction, so nothing partial is
+ever visible.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from editor.engine.errors import AppendRefused, RunLost
+from editor.engine.events import check_append
+from editor.engine.ports import Envelope, RunRecord
+from editor.engine.states import PARKED, TERMINAL, RunState
+from editor.models import FrozenGraph, Run, RunEvent
+
+__all__ = ["DRIVABLE", "OrmRunStore", "envelope_of"]
+
+#: The states in which a run wants a driver.
+DRIVABLE = (RunState.QUEUED.value, RunState.RUNNING.value)
+_STATES = frozenset(state.value for state in RunState)
+_TERMINAL = tuple(state.value for state in TERMINAL)
+_PARKED = frozenset(state.value for state in PARKED)
+
+
+def envelope_of(row: RunEvent) -> Envelope:
+    return Envelope(
+        run_id=str(row.run_id),
+        seq=row.seq,
+        recorded_at=row.recorded_at,
+        kind=row.kind,
+        payload=row.payload,
+        schema_version=row.schema_version,
+    )
+
+
+class OrmRunStore:
+    """The run store of one driver (``owner``), or of a service when it only records."""
+
+    def __init__(self, owner: str = "", lease_seconds: int = 30) -> None:
+        self.owner = owner
+        self.lease = timedelta(seconds=lease_seconds)
+        # The thread that drives; the engine's helper threads (map items) close their own
+        # database connections when they end (release_thread).
+        self._home_thread = threading.get_ident()
+
+    # --- reading ----------------------------------------------------------------------
+
+    def load_run(self, run_id: str) -> RunRecord:
+        run = self._run(run_id)
+        events = tuple(envelope_of(row) for row in RunEvent.objects.filter(run=run).order_by("seq"))
+        return RunRecord(
+            run_id=str(run.id),
+            graph_hash=run.graph_id,
+            input=run.input,
+            events=events,
+            labels=dict(run.labels or {}),
+        )
+
+    def load_graph(self, graph_hash: str) -> bytes | None:
+        canonical = FrozenGraph.objects.filter(hash=graph_hash).values_list("canonical", flat=True)
+        value = canonical.first()
+        return None if value is None else bytes(value)
+
+    # --- writing ----------------------------------------------------------------------
+
+    def append(self, run_id: str, events: Sequence[Envelope], status: dict[str, Any]) -> None:
+        """The driver's append: needs the lease; renews it."""
+        self._write(run_id, events, status, leased=True)
+
+    def record(self, run_id: str, events: Sequence[Envelope], status: dict[str, Any]) -> None:
+        """A service's append (start, resume, abandon): guarded by the log's length only."""
+        self._write(run_id, events, status, leased=False)
+
+    def _write(
+        self, run_id: str, events: Sequence[Envelope], status: dict[str, Any], *, leased: bool
+    ) -> None:
+        if not events:
+            raise AppendRefused("nothing to append")
+        if any(envelope.run_id != run_id for envelope in events):
+            raise AppendRefused("the events belong to another run")
+        state = status.get("state")
+        if state not in _STATES:
+            raise AppendRefused(f"the status names no run state: {state!r}")
+        start = events[0].seq
+        now = timezone.now()
+        changes: dict[str, Any] = {
+            "event_count": start + len(events),
+            "state": state,
+            "status": status,
+            "parked_at": now if state in _PARKED else None,
+            "updated_at": now,
+        }
+        # The state is the engine's fold of the log, and one append may pass through several
+        # states (a gate right after the start: queued → running → suspended), so the store
+        # checks no transition; it only refuses anything after the end.
+        guard = Q(event_count=start) & ~Q(state__in=_TERMINAL)
+        if leased:
+            guard &= Q(lease_owner=self.owner)
+            changes["lease_expires_at"] = now + self.lease
+        # The guard below already refuses anything after a terminal event (the state column
+        # moves with the log, in the same transaction), so the last stored event need not be
+        # read back: the rest of the strict checks run on the new events alone.
+        check_append(start, None, events)
+        try:
+            with transaction.atomic():
+                if not self._runs(run_id).filter(guard).update(**changes):
+                    self._refuse(run_id, start, leased=leased)
+                RunEvent.objects.bulk_create(
+                    [
+                        RunEvent(
+                            run_id=run_id,
+                            seq=envelope.seq,
+                            schema_version=envelope.schema_version,
+                            recorded_at=envelope.recorded_at,
+                            kind=envelope.kind,
+                            payload=envelope.payload,
+                        )
+                        for envelope in events
+                    ]
+                )
+        except IntegrityError:
+            # Someone else took one of these positions first (the unique (run, seq)).
+            raise RunLost(f"run {run_id}: another writer recorded event {start} first") from None
+
+    def _refuse(self, run_id: str, start: int, *, leased: bool) -> None:
+        """Say why the conditional update matched no row (it wrote nothing)."""
+        current = self._runs(run_id).values("state", "event_count", "lease_owner").first()
+        if current is None:
+            raise RunLost(f"run {run_id} does not exist")
+        if current["state"] in _TERMINAL:
+            raise RunLost(f"run {run_id} has finished ({current['state']})")
+        if current["event_count"] != start:
+            raise RunLost(
+                f"run {run_id} moved on: its log holds {current['event_count']} events, not {start}"
+            )
+        if leased and current["lease_owner"] != self.owner:
+            raise RunLost(f"run {run_id} is no longer leased to {self.owner}")
+        raise RunLost(f"run {run_id} changed while it was being written")  # pragma: no cover
+
+    # --- the lease --------------------------------------------------------------------
+
+    def claim(self, run_id: str) -> bool:
+        """Take the run's lease: it must want a driver (queued or running), and its lease be
+        free, run out, or already ours. ``False`` means another worker drives it, or nothing
+        needs to."""
+        now = timezone.now()
+        free = Q(lease_owner="") | Q(lease_owner=self.owner) | Q(lease_expires_at__lt=now)
+        return bool(
+            self._runs(run_id)
+            .filter(free, state__in=DRIVABLE)
+            .update(lease_owner=self.owner, lease_expires_at=now + self.lease)
+        )
+
+    def renew(self, run_id: str) -> bool:
+        """Extend the lease; ``False`` when it is no longer ours (another worker took it)."""
+        return bool(
+            self._runs(run_id)
+            .filter(lease_owner=self.owner)
+            .update(lease_expires_at=timezone.now() + self.lease)
+        )
+
+    def release(self, run_id: str) -> None:
+        """Give the lease up, if it is still ours."""
+        self._runs(run_id).filter(lease_owner=self.owner).update(
+            lease_owner="", lease_expires_at=None
+        )
+
+    def release_thread(self) -> None:
+        if threading.get_ident() != self._home_thread:
+            connection.close()
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _runs(self, run_id: str) -> Any:
+        try:
+            return Run.objects.filter(id=run_id)
+        except (ValidationError, ValueError):
+            return Run.objects.none()
+
+    def _run(self, run_id: str) -> Run:
+        run = self._runs(run_id).first()
+        if run is None:
+            raise RunLost(f"run {run_id} does not exist")
+        return run
