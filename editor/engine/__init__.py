@@ -17,7 +17,13 @@ from editor.engine.errors import (
     ToolError,
     TransitionRefused,
 )
-from editor.engine.events import EVENT_FIELDS, TERMINAL_KINDS, audit, check_append, envelope_from_json
+from editor.engine.events import (
+    EVENT_FIELDS,
+    TERMINAL_KINDS,
+    audit,
+    check_append,
+    envelope_from_json,
+)
 from editor.engine.memory import InMemoryStore
 from editor.engine.ports import (
     AgentDirectory,

@@ -14,6 +14,7 @@ a parked run never has events appended after its parking.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
 import queue
@@ -25,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from editor.engine.errors import ProviderError, RunLost, ToolError
+from editor.engine.errors import ProviderError, RunLost
 from editor.engine.history import CallHistory, History, NodeHistory, Scope
 from editor.engine.ports import (
     Clock,
@@ -366,10 +367,14 @@ class _Drive:
                 data[name] = resolved
         else:
             data = value
-        self._check_schema(node.input_schema, data, f"tool node `{node.id}`: its input", "input_schema")
+        self._check_schema(
+            node.input_schema, data, f"tool node `{node.id}`: its input", "input_schema"
+        )
         spec = self.installation.tools.get(node.tool)
         assert spec is not None  # resolve_names checked it
-        output = self._tool_call(spec, node.id, data, scope, 0, buffer, past, f"tool node `{node.id}` failed")
+        output = self._tool_call(
+            spec, node.id, data, scope, 0, buffer, past, f"tool node `{node.id}` failed"
+        )
         self._check_schema(
             node.output_schema, output, f"tool node `{node.id}`: its output", "output_schema"
         )
@@ -400,7 +405,9 @@ class _Drive:
         if recorded.requested is None or retry:
             problem = first_violation(spec.input_schema, data)
             if problem is not None:
-                raise _Failure(f"{failure}: the input does not match the tool's input schema: {problem}")
+                raise _Failure(
+                    f"{failure}: the input does not match the tool's input schema: {problem}"
+                )
             # A retry is recorded as a fresh request, so that a crash during it leaves a
             # request without completion again, which parks again instead of re-running.
             buffer.append(
@@ -454,9 +461,14 @@ class _Drive:
                     raise _Failure(f"{failure}: {_message(error)}") from error
         problem = first_violation(spec.output_schema, output)
         if problem is not None:
-            raise _Failure(f"{failure}: its answer does not match the tool's output schema: {problem}")
+            raise _Failure(
+                f"{failure}: its answer does not match the tool's output schema: {problem}"
+            )
         buffer.append(
-            ("ToolCallCompleted", _payload(node_id, scope, tool=spec.name, output=output, call=number))
+            (
+                "ToolCallCompleted",
+                _payload(node_id, scope, tool=spec.name, output=output, call=number),
+            )
         )
         if spec.effect is ToolEffect.WRITE:
             self.flush(buffer)  # the outcome of a write is recorded at once
@@ -489,7 +501,9 @@ class _Drive:
     def _agent_node(
         self, node: AgentNode, value: Any, scope: Scope, buffer: list, past: NodeHistory
     ) -> Any:
-        self._check_schema(node.input_schema, value, f"agent node `{node.id}`: its input", "input_schema")
+        self._check_schema(
+            node.input_schema, value, f"agent node `{node.id}`: its input", "input_schema"
+        )
         output = self._agent_loop(node.id, node.agent_hash, value, scope, buffer, past)
         self._check_schema(
             node.output_schema, output, f"agent node `{node.id}`: its output", "output_schema"
@@ -497,7 +511,13 @@ class _Drive:
         return output
 
     def _agent_loop(
-        self, node_id: str, agent_hash: str, value: Any, scope: Scope, buffer: list, past: NodeHistory
+        self,
+        node_id: str,
+        agent_hash: str,
+        value: Any,
+        scope: Scope,
+        buffer: list,
+        past: NodeHistory,
     ) -> Any:
         definition = self.installation.agents.get(agent_hash)
         assert definition is not None  # resolve_names checked it
@@ -527,7 +547,15 @@ class _Drive:
                     ]
                 )
             reply, usage_tokens = self._model_call(
-                definition, provider, node_id, scope, step, messages, tuple(offered.values()), buffer, past
+                definition,
+                provider,
+                node_id,
+                scope,
+                step,
+                messages,
+                tuple(offered.values()),
+                buffer,
+                past,
             )
             step += 1
             tokens += usage_tokens
@@ -603,7 +631,9 @@ class _Drive:
             buffer.append(
                 (
                     "ModelCallRequested",
-                    _payload(node_id, scope, model=definition.model, call=number, idempotency_key=key),
+                    _payload(
+                        node_id, scope, model=definition.model, call=number, idempotency_key=key
+                    ),
                 )
             )
         self.flush(buffer)
@@ -630,7 +660,10 @@ class _Drive:
             raise
         except Exception as error:
             raise _Failure(f"agent node `{node_id}`: {_message(error)}") from error
-        usage = {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens}
+        usage = {
+            "input_tokens": reply.usage.input_tokens,
+            "output_tokens": reply.usage.output_tokens,
+        }
         buffer.append(
             (
                 "ModelCallCompleted",
@@ -650,7 +683,11 @@ class _Drive:
                 (
                     "Suspended",
                     _payload(
-                        node.id, scope, reason=reason, input_schema=node.approval_schema, value=value
+                        node.id,
+                        scope,
+                        reason=reason,
+                        input_schema=node.approval_schema,
+                        value=value,
                     ),
                 )
             ]
@@ -687,7 +724,8 @@ class _Drive:
         items = parse_reference(node.over).resolve(value)
         if not isinstance(items, list):
             raise _Failure(
-                f"map node `{node.id}`: the `over` reference `{node.over}` did not resolve to a list"
+                f"map node `{node.id}`: the `over` reference `{node.over}` did not resolve "
+                f"to a list"
             )
         if len(items) > self.limits.max_map_items:
             raise _Failure(
@@ -705,7 +743,13 @@ class _Drive:
         return lambda value, scope, buffer: self.run_node(graph, target, value, scope, buffer)[0]
 
     def _map(
-        self, graph: Graph, node: MapNode, items: list[Any], scope: Scope, buffer: list, past: NodeHistory
+        self,
+        graph: Graph,
+        node: MapNode,
+        items: list[Any],
+        scope: Scope,
+        buffer: list,
+        past: NodeHistory,
     ) -> Any:
         if not past.fanned_out:
             buffer.append(("MapFannedOut", _payload(node.id, scope, items=len(items))))
@@ -730,7 +774,9 @@ class _Drive:
                     )
                 outputs[index] = run_body(items[index], item_scope, item_buffer)
                 if index not in past.iterations_joined:
-                    item_buffer.append(("MapIterationJoined", _payload(node.id, scope, index=index)))
+                    item_buffer.append(
+                        ("MapIterationJoined", _payload(node.id, scope, index=index))
+                    )
                 self.flush(item_buffer)
             except _Parked as parked:
                 self.flush(item_buffer)
@@ -739,10 +785,10 @@ class _Drive:
                 failures[index] = error
                 stop.set()
                 if not isinstance(error, RunLost):
-                    try:
+                    # The first failure is the one reported; a second one while recording
+                    # this item's last events changes nothing.
+                    with contextlib.suppress(BaseException):
                         self.flush(item_buffer)
-                    except BaseException:  # noqa: S110 - the first failure is the one reported
-                        pass
 
         concurrency = max(1, min(node.concurrency, len(items)))
         if concurrency == 1:
@@ -757,7 +803,9 @@ class _Drive:
             raise error
         if parkings:
             raise _Parked([event for index in sorted(parkings) for event in parkings[index]])
-        self._check_schema(node.output_schema, outputs, f"map node `{node.id}`: its output", "output_schema")
+        self._check_schema(
+            node.output_schema, outputs, f"map node `{node.id}`: its output", "output_schema"
+        )
         return outputs
 
     def _fan_out(
@@ -791,7 +839,13 @@ class _Drive:
     # fold ---------------------------------------------------------------------------
 
     def _fold(
-        self, graph: Graph, node: FoldNode, value: Any, scope: Scope, buffer: list, past: NodeHistory
+        self,
+        graph: Graph,
+        node: FoldNode,
+        value: Any,
+        scope: Scope,
+        buffer: list,
+        past: NodeHistory,
     ) -> Any:
         run_body = self._body(graph, node)
         stop_when = parse_expression(node.stop_when)

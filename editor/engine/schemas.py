@@ -38,12 +38,16 @@ def _errors(schema: Any, value: Any) -> list[ValidationError]:
     if schema is False:
         return [ValidationError("no value is allowed here")]
     validator = _validator(canonical_json(schema).decode())
-    return sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    return sorted(
+        validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+    )
 
 
 def violations(schema: Any, value: Any) -> list[dict[str, str]]:
     """Every violation of ``schema`` by ``value``: ``[{"path", "message"}]`` (empty: valid)."""
-    return [{"path": json_path(error), "message": error.message} for error in _errors(schema, value)]
+    return [
+        {"path": json_path(error), "message": error.message} for error in _errors(schema, value)
+    ]
 
 
 def first_violation(schema: Any, value: Any) -> str | None:

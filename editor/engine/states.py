@@ -47,9 +47,7 @@ TRANSITIONS: dict[RunState, frozenset[RunState]] = {
 del S
 
 TERMINAL = frozenset(state for state, targets in TRANSITIONS.items() if not targets)
-PARKED = frozenset(
-    {RunState.SUSPENDED, RunState.BUDGET_EXCEEDED, RunState.NEEDS_RECONCILIATION}
-)
+PARKED = frozenset({RunState.SUSPENDED, RunState.BUDGET_EXCEEDED, RunState.NEEDS_RECONCILIATION})
 
 
 def check_transition(current: str, target: str) -> None:

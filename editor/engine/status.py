@@ -31,7 +31,9 @@ PARKING_KINDS: dict[str, tuple[str, RunState, str]] = {
     "BudgetExceeded": ("budget", RunState.BUDGET_EXCEEDED, "BudgetRaised"),
     "ReconciliationNeeded": ("reconciliation", RunState.NEEDS_RECONCILIATION, "Reconciled"),
 }
-RESOLUTION_KINDS: dict[str, str] = {resolved: kind for kind, (_, _, resolved) in PARKING_KINDS.items()}
+RESOLUTION_KINDS: dict[str, str] = {
+    resolved: kind for kind, (_, _, resolved) in PARKING_KINDS.items()
+}
 _PENDING_FIELDS = {
     "Suspended": ("reason", "input_schema", "value"),
     "BudgetExceeded": ("budget", "observed"),
@@ -163,7 +165,11 @@ def graph_projection(graph_hash: str, events: Iterable[Envelope]) -> dict[str, A
             entry["map"] = {"items": payload.get("items"), "iterations": []}
         elif kind == "MapIterationStarted" and "map" in entry:
             entry["map"]["iterations"].append(
-                {"index": payload.get("index"), "child_run": payload.get("child_run"), "joined": False}
+                {
+                    "index": payload.get("index"),
+                    "child_run": payload.get("child_run"),
+                    "joined": False,
+                }
             )
         elif kind == "MapIterationJoined" and "map" in entry:
             for iteration in entry["map"]["iterations"]:
