@@ -1,0 +1,385 @@
+"""Tool and model calls, and the agent loop (spec 04, *agent* and *tool*).
+
+A mixin of the drive (:mod:`editor.engine.runner`): every call is recorded before it is made,
+replayed when the log already holds its completion, and re-issued with the same idempotency
+key when it was interrupted (a ``write`` is parked for a person instead).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from editor.engine.errors import ProviderError
+from editor.engine.history import CallHistory, NodeHistory, Scope
+from editor.engine.ports import (
+    ModelReply,
+    ModelRequest,
+    ToolContext,
+    ToolEffect,
+    ToolSpec,
+)
+from editor.engine.schemas import first_violation
+from editor.engine.steps import (
+    Parked,
+    StepFailed,
+    compact_json,
+    error_message,
+    event_payload,
+    scope_json,
+)
+from editor.graph import (
+    MISSING,
+    AgentDefinition,
+    AgentNode,
+    JsonError,
+    ToolNode,
+    hash_value,
+    parse_reference,
+    read_json,
+)
+
+__all__ = ["CallSteps"]
+
+
+class CallSteps:
+    """The drive's tool nodes, agent nodes and the calls they make.
+
+    Uses the drive's state (``run_id``, ``installation``, ``limits``, ``flush``…): it is only
+    ever mixed into :class:`editor.engine.runner._Drive`."""
+
+    # tool ---------------------------------------------------------------------------
+
+    def _tool_node(
+        self, node: ToolNode, value: Any, scope: Scope, buffer: list, past: NodeHistory
+    ) -> Any:
+        if node.input:
+            data: dict[str, Any] = {}
+            for name, reference in node.input.items():
+                resolved = parse_reference(reference).resolve(value)
+                if resolved is MISSING:
+                    raise StepFailed(
+                        f"tool node `{node.id}`: the input reference `{reference}` for "
+                        f"`{name}` is missing"
+                    )
+                data[name] = resolved
+        else:
+            data = value
+        self._check_schema(
+            node.input_schema, data, f"tool node `{node.id}`: its input", "input_schema"
+        )
+        spec = self.installation.tools.get(node.tool)
+        assert spec is not None  # resolve_names checked it
+        output = self._tool_call(
+            spec, node.id, data, scope, 0, buffer, past, f"tool node `{node.id}` failed"
+        )
+        self._check_schema(
+            node.output_schema, output, f"tool node `{node.id}`: its output", "output_schema"
+        )
+        return output
+
+    def _tool_call(
+        self,
+        spec: ToolSpec,
+        node_id: str,
+        data: Any,
+        scope: Scope,
+        number: int,
+        buffer: list,
+        past: NodeHistory,
+        failure: str,
+    ) -> Any:
+        """One tool call, recorded: replayed when complete, re-issued when interrupted (or
+        parked for reconciliation when it writes)."""
+        recorded = past.tool_calls.get(number) or CallHistory()
+        if recorded.completed is not None:
+            return recorded.completed.get("output")
+        if recorded.reconciled is not None and not recorded.reconciled.get("retry"):
+            return recorded.reconciled.get("output")
+        key = hash_value(
+            {"run": self.run_id, "node": node_id, "scope": scope_json(scope), "call": number}
+        )
+        retry = recorded.reconciled is not None  # a person asked to run the write again
+        if recorded.requested is None or retry:
+            problem = first_violation(spec.input_schema, data)
+            if problem is not None:
+                raise StepFailed(
+                    f"{failure}: the input does not match the tool's input schema: {problem}"
+                )
+            # A retry is recorded as a fresh request, so that a crash during it leaves a
+            # request without completion again, which parks again instead of re-running.
+            buffer.append(
+                (
+                    "ToolCallRequested",
+                    event_payload(
+                        node_id,
+                        scope,
+                        tool=spec.name,
+                        input=data,
+                        effect=spec.effect.value,
+                        idempotency_key=key,
+                        call=number,
+                    ),
+                )
+            )
+        elif spec.effect is ToolEffect.WRITE:
+            # A write whose outcome is unknown: a person decides (spec 04, Durability).
+            raise Parked(
+                [
+                    (
+                        "ReconciliationNeeded",
+                        event_payload(
+                            node_id,
+                            scope,
+                            tool=spec.name,
+                            call=number,
+                            input=recorded.requested.get("input"),
+                            idempotency_key=key,
+                        ),
+                    )
+                ]
+            )
+        self.flush(buffer)
+        context = ToolContext(self.run_id, node_id, key, self.limits.tool_timeout)
+        attempts = 1 + (self.limits.tool_retries if spec.effect is not ToolEffect.WRITE else 0)
+        for attempt in range(attempts):
+            try:
+                output = self._call_with_timeout(
+                    lambda: spec.func(data, context),
+                    self.limits.tool_timeout,
+                    f"{failure}: the call took longer than {self.limits.tool_timeout:g} s "
+                    f"(GATEHOUSE_TOOL_TIMEOUT)",
+                )
+                break
+            except StepFailed:
+                if attempt + 1 == attempts:
+                    raise
+            except Exception as error:  # a tool's own failure, whatever its type
+                if attempt + 1 == attempts:
+                    raise StepFailed(f"{failure}: {error_message(error)}") from error
+        problem = first_violation(spec.output_schema, output)
+        if problem is not None:
+            raise StepFailed(
+                f"{failure}: its answer does not match the tool's output schema: {problem}"
+            )
+        buffer.append(
+            (
+                "ToolCallCompleted",
+                event_payload(node_id, scope, tool=spec.name, output=output, call=number),
+            )
+        )
+        if spec.effect is ToolEffect.WRITE:
+            self.flush(buffer)  # the outcome of a write is recorded at once
+        return output
+
+    def _call_with_timeout(self, call: Callable[[], Any], timeout: float, message: str) -> Any:
+        """Run ``call`` on a thread of its own and wait at most ``timeout`` seconds for it.
+
+        One thread per call, not a fixed pool: a wide map has as many calls in flight as its
+        concurrency, and a call queued behind a full pool would spend its timeout waiting.
+        A call that times out is left to finish on its own (daemon thread); its result is
+        discarded."""
+        future: Future[Any] = Future()
+
+        def target() -> None:
+            future.set_running_or_notify_cancel()
+            try:
+                future.set_result(call())
+            except BaseException as error:  # re-raised in the waiting thread
+                future.set_exception(error)
+
+        threading.Thread(target=target, name="gatehouse-call", daemon=True).start()
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout:
+            raise StepFailed(message, "limit_exceeded") from None
+
+    # agent --------------------------------------------------------------------------
+
+    def _agent_node(
+        self, node: AgentNode, value: Any, scope: Scope, buffer: list, past: NodeHistory
+    ) -> Any:
+        self._check_schema(
+            node.input_schema, value, f"agent node `{node.id}`: its input", "input_schema"
+        )
+        output = self._agent_loop(node.id, node.agent_hash, value, scope, buffer, past)
+        self._check_schema(
+            node.output_schema, output, f"agent node `{node.id}`: its output", "output_schema"
+        )
+        return output
+
+    def _agent_loop(
+        self,
+        node_id: str,
+        agent_hash: str,
+        value: Any,
+        scope: Scope,
+        buffer: list,
+        past: NodeHistory,
+    ) -> Any:
+        definition = self.installation.agents.get(agent_hash)
+        assert definition is not None  # resolve_names checked it
+        provider = self.installation.providers.provider_for(definition.model)
+        assert provider is not None
+        tools = tuple(self.installation.tools.get(name) for name in definition.tools)
+        # A tool switched off on this installation is not offered to the model at all.
+        offered = {spec.name: spec for spec in tools if spec is not None and spec.enabled}
+        max_steps = past.raised_limits.get("steps", definition.budget.get("max_steps"))
+        max_tokens = past.raised_limits.get("tokens", definition.budget.get("max_tokens"))
+        messages: list[dict[str, Any]] = [{"role": "user", "content": compact_json(value)}]
+        tokens = 0
+        tool_number = 0
+        step = 0
+        while True:
+            if max_steps is not None and step >= max_steps:
+                raise Parked(
+                    [
+                        (
+                            "BudgetExceeded",
+                            event_payload(
+                                node_id,
+                                scope,
+                                budget={"kind": "steps", "limit": max_steps},
+                                observed=step,
+                            ),
+                        )
+                    ]
+                )
+            reply, usage_tokens = self._model_call(
+                definition,
+                provider,
+                node_id,
+                scope,
+                step,
+                messages,
+                tuple(offered.values()),
+                buffer,
+                past,
+            )
+            step += 1
+            tokens += usage_tokens
+            # Checked as soon as the usage is known: no tool call runs past a crossed budget.
+            if max_tokens is not None and tokens > max_tokens:
+                raise Parked(
+                    [
+                        (
+                            "BudgetExceeded",
+                            event_payload(
+                                node_id,
+                                scope,
+                                budget={"kind": "tokens", "limit": max_tokens},
+                                observed=tokens,
+                            ),
+                        )
+                    ]
+                )
+            if reply.tool_calls:
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": reply.content,
+                        "tool_calls": reply.as_json()["tool_calls"],
+                    }
+                )
+                for call in reply.tool_calls:
+                    spec = offered.get(call.name)
+                    if spec is None:
+                        raise StepFailed(
+                            f"agent node `{node_id}`: the model asked for the tool `{call.name}`, "
+                            f"which its agent does not list"
+                        )
+                    result = self._tool_call(
+                        spec,
+                        node_id,
+                        call.arguments,
+                        scope,
+                        tool_number,
+                        buffer,
+                        past,
+                        f"agent node `{node_id}`: the tool `{call.name}` failed",
+                    )
+                    tool_number += 1
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call.id, "content": compact_json(result)}
+                    )
+            if not reply.tool_calls:
+                return _reply_value(reply.content)
+
+    def _model_call(
+        self,
+        definition: AgentDefinition,
+        provider: Any,
+        node_id: str,
+        scope: Scope,
+        number: int,
+        messages: list[dict[str, Any]],
+        tools: tuple[ToolSpec, ...],
+        buffer: list,
+        past: NodeHistory,
+    ) -> tuple[ModelReply, int]:
+        recorded = past.model_calls.get(number) or CallHistory()
+        if recorded.completed is not None:
+            reply = ModelReply.from_json(
+                recorded.completed.get("reply") or {}, recorded.completed.get("usage")
+            )
+            return reply, reply.usage.input_tokens + reply.usage.output_tokens
+        key = hash_value(
+            {"run": self.run_id, "node": node_id, "scope": scope_json(scope), "model_call": number}
+        )
+        if recorded.requested is None:
+            buffer.append(
+                (
+                    "ModelCallRequested",
+                    event_payload(
+                        node_id, scope, model=definition.model, call=number, idempotency_key=key
+                    ),
+                )
+            )
+        self.flush(buffer)
+        request = ModelRequest(
+            model=definition.model,
+            system=definition.prompt,
+            messages=tuple(messages),
+            tools=tools,
+            options=dict(definition.options),
+            cursor=number,
+            idempotency_key=key,
+            timeout=self.limits.model_timeout,
+        )
+        try:
+            reply = self._call_with_timeout(
+                lambda: provider.complete(request),
+                self.limits.model_timeout,
+                f"agent node `{node_id}`: the model call took longer than "
+                f"{self.limits.model_timeout:g} s (GATEHOUSE_MODEL_TIMEOUT)",
+            )
+        except ProviderError as error:
+            raise StepFailed(f"agent node `{node_id}`: {error}") from error
+        except StepFailed:
+            raise
+        except Exception as error:
+            raise StepFailed(f"agent node `{node_id}`: {error_message(error)}") from error
+        usage = {
+            "input_tokens": reply.usage.input_tokens,
+            "output_tokens": reply.usage.output_tokens,
+        }
+        buffer.append(
+            (
+                "ModelCallCompleted",
+                event_payload(node_id, scope, call=number, reply=reply.as_json(), usage=usage),
+            )
+        )
+        return reply, reply.usage.input_tokens + reply.usage.output_tokens
+
+
+def _reply_value(content: str | None) -> Any:
+    """An agent's output: its final reply parsed as JSON when it is JSON, else the text."""
+    if content is None:
+        return None
+    try:
+        return read_json(content)
+    except JsonError:
+        return content

@@ -1,0 +1,47 @@
+"""What the engine's step modules share: how a step fails or parks, and payload helpers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from editor.engine.history import Scope
+
+__all__ = ["Parked", "StepFailed", "compact_json", "error_message", "event_payload", "scope_json"]
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class StepFailed(Exception):
+    """The run fails with this message (recorded as ``RunFailed``)."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class Parked(Exception):
+    """The walk stopped to wait for a person; ``events`` are the parking events to record."""
+
+    def __init__(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        super().__init__(f"{len(events)} parking event(s)")
+        self.events = events
+
+
+def scope_json(scope: Scope) -> list[list[Any]]:
+    return [[owner, index] for owner, index in scope]
+
+
+def event_payload(node: str, scope: Scope, **fields: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {"node": node, **fields}
+    if scope:
+        payload["scope"] = scope_json(scope)
+    return payload
+
+
+def error_message(error: BaseException) -> str:
+    text = str(error).strip()
+    return text or type(error).__name__
