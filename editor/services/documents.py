@@ -51,6 +51,7 @@ __all__ = [
     "DraftView",
     "Frozen",
     "LatestVersion",
+    "OpenDraft",
     "VersionInfo",
     "VersionOf",
     "create_document",
@@ -61,6 +62,7 @@ __all__ = [
     "import_draft",
     "list_documents",
     "list_versions",
+    "open_draft",
     "read_draft",
     "save_draft",
     "versions_of_graph",
@@ -116,6 +118,17 @@ class DraftView:
     text: str
     revision: int
     validation: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenDraft:
+    """A draft as the editor reads it: not validated, with its document's title and latest graph."""
+
+    slug: str
+    title: str
+    text: str
+    revision: int
+    latest_graph: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +319,19 @@ def read_draft(slug: str) -> DraftView:
     """A document's draft: its text, revision and validation verdict."""
     draft = _document(slug).draft
     return DraftView(draft.text, draft.revision, validate_graph_document(draft.text))
+
+
+def open_draft(slug: str) -> OpenDraft:
+    """A draft to edit: two queries and no validation (the editor validates once, itself)."""
+    document = _document(slug)
+    latest = _latest(document)
+    return OpenDraft(
+        slug=document.slug,
+        title=document.title,
+        text=document.draft.text,
+        revision=document.draft.revision,
+        latest_graph=latest.graph if latest else None,
+    )
 
 
 def save_draft(user: Any, slug: str, *, text: str, expected_revision: int | None) -> DraftView:

@@ -6,33 +6,45 @@ page holds, so a tab that fell behind gets a :class:`Stale` answer instead of
 overwriting someone else's work, and both answer with an :class:`Editor` — the text,
 the revision, the verdict, the canvas and the errors sorted by node and field — which
 is all the page's fragments need. A refused edit writes nothing.
+
+One request reads the draft once (:func:`open_draft`, parsed but not validated), hands
+that state down to the edit, and validates only the draft it answers with. The canvas
+is laid out only when something reads :attr:`Editor.canvas`, so an answer that finds
+the page already showing this drawing (:attr:`Editor.canvas_key`) never runs ``dot``.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import quote
 
 from django.urls import reverse
 
+from editor.engine import resolve_names
 from editor.graph import Graph, JsonError, MalformedDocument, parse_document, read_json, wire_value
-from editor.graph.edits import EditRefused, format_draft, rename_node, set_payload_field
+from editor.graph.edits import EditRefused, format_draft, rename_node
 from editor.services import documents
 from editor.services.access import can_author
-from editor.services.canvas import DrawnCanvas, draw
+from editor.services.canvas import CanvasSource, DrawnCanvas, canvas_source, render
 from editor.services.errors import StaleDraft
-from editor.services.graphs import load_graph
+from editor.services.graphs import load_graph, validate_graph_document
+from editor.services.installation import installation
 
 __all__ = [
+    "Draft",
     "Editor",
     "Refused",
     "Stale",
     "apply_edit",
     "discard_changes",
+    "editor_of",
     "field_for_error",
     "load_editor",
+    "open_draft",
     "save_text",
 ]
 
@@ -41,19 +53,90 @@ Edit = Callable[[Value], Value]
 
 
 @dataclass(frozen=True)
-class Editor:
-    """The draft as the editor shows it."""
+class Draft:
+    """The draft as one request read it: parsed (when it parses), not validated."""
 
     slug: str
     title: str
     text: str
     revision: int
-    validation: dict[str, Any]
-    value: Value | None
     graph: Graph | None
-    canvas: DrawnCanvas | None
     can_edit: bool
     latest_graph: str | None
+
+    @cached_property
+    def value(self) -> Value | None:
+        return wire_value(self.graph) if self.graph is not None else None
+
+    def node(self, node_id: str | None) -> Value | None:
+        """The last node with ``node_id`` (as validation looks nodes up), or ``None``."""
+        if self.value is None or node_id is None:
+            return None
+        for node in reversed(self.value["nodes"]):
+            if node["payload"]["id"] == node_id:
+                return node
+        return None
+
+
+def _parsed(text: str) -> Graph | None:
+    try:
+        return parse_document(text)
+    except MalformedDocument:
+        return None
+
+
+def open_draft(user: Any, slug: str) -> Draft:
+    """The draft as it is now, read once (raises ``UnknownDocument``)."""
+    opened = documents.open_draft(slug)
+    return Draft(
+        slug=opened.slug,
+        title=opened.title,
+        text=opened.text,
+        revision=opened.revision,
+        graph=_parsed(opened.text),
+        can_edit=can_author(user),
+        latest_graph=opened.latest_graph,
+    )
+
+
+@dataclass(frozen=True)
+class Editor:
+    """The draft as the editor shows it: a :class:`Draft` with its verdict, and its canvas."""
+
+    draft: Draft
+    validation: dict[str, Any]
+
+    @property
+    def slug(self) -> str:
+        return self.draft.slug
+
+    @property
+    def title(self) -> str:
+        return self.draft.title
+
+    @property
+    def text(self) -> str:
+        return self.draft.text
+
+    @property
+    def revision(self) -> int:
+        return self.draft.revision
+
+    @property
+    def graph(self) -> Graph | None:
+        return self.draft.graph
+
+    @property
+    def value(self) -> Value | None:
+        return self.draft.value
+
+    @property
+    def can_edit(self) -> bool:
+        return self.draft.can_edit
+
+    @property
+    def latest_graph(self) -> str | None:
+        return self.draft.latest_graph
 
     @property
     def errors(self) -> list[dict[str, Any]]:
@@ -61,7 +144,28 @@ class Editor:
 
     @property
     def error_count(self) -> int:
-        return len(self.errors)
+        return len(self.validation.get("errors", ()))
+
+    @cached_property
+    def canvas_source(self) -> CanvasSource | None:
+        """The drawing's DOT source (no layout yet); ``None`` while the draft does not parse."""
+        if self.graph is None:
+            return None
+        return canvas_source(
+            self.graph, errors=self.validation.get("errors", ()), node_url=_node_url(self.slug)
+        )
+
+    @property
+    def canvas_key(self) -> str:
+        """Names the drawing: equal keys, equal canvases (``""`` when there is none)."""
+        source = self.canvas_source
+        return source.key if source is not None else ""
+
+    @cached_property
+    def canvas(self) -> DrawnCanvas | None:
+        """The canvas, laid out by ``dot`` (or taken from the cache) on first use."""
+        source = self.canvas_source
+        return render(source) if source is not None else None
 
     @property
     def malformed(self) -> str | None:
@@ -79,12 +183,15 @@ class Editor:
 
     def node(self, node_id: str | None) -> Value | None:
         """The last node with ``node_id`` (as validation looks nodes up), or ``None``."""
-        if self.value is None or node_id is None:
-            return None
-        for node in reversed(self.value["nodes"]):
-            if node["payload"]["id"] == node_id:
-                return node
-        return None
+        return self.draft.node(node_id)
+
+    @cached_property
+    def not_runnable(self) -> list[dict[str, Any]]:
+        """Spec 02's run-time resolution against this installation's registries: "not
+        runnable here" notices, shown apart from the errors; they do not block freezing."""
+        if self.graph is None:
+            return []
+        return resolve_names(self.graph, installation())
 
     def errors_of(self, node_id: str) -> list[dict[str, Any]]:
         """The top-level errors about ``node_id`` (not those inside its subgraph)."""
@@ -169,104 +276,84 @@ def _node_url(slug: str) -> Callable[[tuple[str, ...], str], str | None]:
     return url
 
 
-def _latest_graph(slug: str) -> str | None:
-    latest = documents.get_document(slug).latest
-    return latest.graph if latest else None
+def editor_of(draft: Draft) -> Editor:
+    """``draft`` with its verdict (the one validation of this request)."""
+    return Editor(draft, validate_graph_document(draft.text))
 
 
-def _editor(
-    user: Any,
-    slug: str,
-    text: str,
-    revision: int,
-    validation: dict[str, Any],
-    *,
-    drawn: bool = True,
-) -> Editor:
-    info = documents.get_document(slug)
-    graph: Graph | None
-    try:
-        graph = parse_document(text)
-    except MalformedDocument:
-        graph = None
-    value = wire_value(graph) if graph is not None else None
-    canvas = None
-    if graph is not None and drawn:
-        canvas = draw(graph, errors=validation.get("errors", ()), node_url=_node_url(slug))
-    return Editor(
-        slug=slug,
-        title=info.title,
-        text=text,
-        revision=revision,
-        validation=validation,
-        value=value,
-        graph=graph,
-        canvas=canvas,
-        can_edit=can_author(user),
-        latest_graph=info.latest.graph if info.latest else None,
-    )
-
-
-def load_editor(user: Any, slug: str, *, drawn: bool = True) -> Editor:
-    """The draft as it is now (raises ``UnknownDocument``); ``drawn=False`` skips the canvas."""
-    draft = documents.read_draft(slug)
-    return _editor(user, slug, draft.text, draft.revision, draft.validation, drawn=drawn)
+def load_editor(user: Any, slug: str) -> Editor:
+    """The draft as it is now, validated (raises ``UnknownDocument``)."""
+    return editor_of(open_draft(user, slug))
 
 
 def _save(
-    user: Any, slug: str, text: str, revision: int | None, rejected_fields: list[tuple[str, str]]
+    user: Any,
+    current: Draft,
+    text: str,
+    revision: int | None,
+    rejected_fields: list[tuple[str, str]],
+    *,
+    graph: Graph | None = None,
 ) -> Editor | Stale:
     try:
-        saved = documents.save_draft(user, slug, text=text, expected_revision=revision)
+        saved = documents.save_draft(user, current.slug, text=text, expected_revision=revision)
     except StaleDraft:
-        return Stale(load_editor(user, slug), rejected=text, rejected_fields=rejected_fields)
-    return _editor(user, slug, saved.text, saved.revision, saved.validation)
+        newer = load_editor(user, current.slug)
+        return Stale(newer, rejected=text, rejected_fields=rejected_fields)
+    draft = Draft(
+        slug=current.slug,
+        title=current.title,
+        text=saved.text,
+        revision=saved.revision,
+        graph=graph if graph is not None else _parsed(saved.text),
+        can_edit=current.can_edit,
+        latest_graph=current.latest_graph,
+    )
+    return Editor(draft, saved.validation)
 
 
 def apply_edit(
     user: Any,
-    slug: str,
+    current: Draft,
     revision: int | None,
     edit: Edit,
     *,
     submitted: list[tuple[str, str]] | None = None,
 ) -> Editor | Refused | Stale:
-    """Apply ``edit`` to the draft's wire value and save it at ``revision``.
+    """Apply ``edit`` to ``current`` (the draft as this request read it), save it at ``revision``.
 
     A refused edit (``EditRefused``, or a result that would not parse) writes nothing.
     """
-    current = load_editor(user, slug, drawn=False)
     if revision is not None and revision != current.revision:
-        return Stale(load_editor(user, slug), rejected_fields=submitted or [])
+        return Stale(editor_of(current), rejected_fields=submitted or [])
     if current.value is None:
         message = "the draft does not parse: fix it in the JSON tab first"
-        return Refused("", message, load_editor(user, slug))
+        return Refused("", message, editor_of(current))
     try:
         changed = edit(current.value)
     except EditRefused as refused:
-        return Refused(refused.field, str(refused), load_editor(user, slug))
+        return Refused(refused.field, str(refused), editor_of(current))
     text = format_draft(changed)
     if text == current.text:
-        return load_editor(user, slug)
+        return editor_of(current)
     try:
-        parse_document(text)
+        graph = parse_document(text)
     except MalformedDocument as error:
-        return Refused("", str(error), load_editor(user, slug))
-    return _save(user, slug, text, revision, submitted or [])
+        return Refused("", str(error), editor_of(current))
+    return _save(user, current, text, revision, submitted or [], graph=graph)
 
 
-def save_text(user: Any, slug: str, revision: int | None, text: str) -> Editor | Stale:
+def save_text(user: Any, current: Draft, revision: int | None, text: str) -> Editor | Stale:
     """The **JSON** tab: the whole draft as typed, saved even when it does not parse."""
-    return _save(user, slug, text, revision, [])
+    return _save(user, current, text, revision, [])
 
 
-def discard_changes(user: Any, slug: str, revision: int | None) -> Editor | Stale | None:
+def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor | Stale | None:
     """Reset the draft to the latest frozen version (``None`` when nothing is frozen)."""
-    digest = _latest_graph(slug)
-    if digest is None:
+    if current.latest_graph is None:
         return None
-    text = format_draft(wire_value(load_graph(digest)))
-    return _save(user, slug, text, revision, [])
+    text = format_draft(wire_value(load_graph(current.latest_graph)))
+    return _save(user, current, text, revision, [])
 
 
 # --- The node form -----------------------------------------------------------------------------
@@ -393,8 +480,22 @@ def node_form_edit(node_id: str, kind: str, new_id: str, payload: dict[str, Any]
 
     def edit(value: Value) -> Value:
         value = rename_node(value, node_id, new_id)
+        # One new payload for the one node, sharing the rest: copying the whole draft once
+        # per field (``set_payload_field``) cost more than the rest of the edit.
+        for index in range(len(value["nodes"]) - 1, -1, -1):
+            if value["nodes"][index]["payload"]["id"] == new_id:
+                break
+        else:
+            raise EditRefused("id", f"there is no node `{new_id}`")
+        node = value["nodes"][index]
+        fields = {**node["payload"]}
         for name, field_value in payload.items():
-            value = set_payload_field(value, new_id, name, field_value)
-        return value
+            if field_value is None:
+                fields.pop(name, None)
+            else:
+                fields[name] = copy.deepcopy(field_value)
+        nodes = [*value["nodes"]]
+        nodes[index] = {**node, "payload": fields}
+        return {**value, "nodes": nodes}
 
     return edit

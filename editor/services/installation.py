@@ -22,9 +22,21 @@ __all__ = ["OrmAgentDirectory", "installation", "limits", "providers", "tools"]
 
 
 class OrmAgentDirectory:
-    """:class:`editor.engine.ports.AgentDirectory` over the stored definitions."""
+    """:class:`editor.engine.ports.AgentDirectory` over the stored definitions.
+
+    Each instance remembers what it looked up (one query per distinct hash): a directory lives
+    for one drive or one request, and definitions are immutable by hash."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, AgentDefinition | None] = {}
 
     def get(self, agent_hash: str) -> AgentDefinition | None:
+        if agent_hash not in self._seen:
+            self._seen[agent_hash] = self._load(agent_hash)
+        return self._seen[agent_hash]
+
+    @staticmethod
+    def _load(agent_hash: str) -> AgentDefinition | None:
         row = StoredAgentDefinition.objects.filter(hash=agent_hash).only("definition").first()
         if row is None:
             return None

@@ -4,6 +4,11 @@ Every edit answers an htmx request with ``editor/page.html#live``: out-of-band p
 (revision, canvas, verdict and errors, structure, field errors, JSON, stale panel) that
 replace their namesakes in place, leaving alone the control being typed in. Without
 htmx, a successful edit redirects back to the page and a refused one renders it.
+
+The two big pieces, the canvas and the node and edge lists, carry a key (``data-key``)
+that ``editor.js`` posts back with each edit (``shown_canvas``, ``shown_structure``); an
+answer leaves out a piece whose key is unchanged, so typing in a field re-sends neither
+lists nor an unchanged drawing, and an unchanged drawing is not laid out at all.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from editor.graph.edits import (
     delete_node,
 )
 from editor.services import agents, documents, editing
-from editor.services.editing import Editor, Refused, Stale
+from editor.services.editing import Draft, Editor, Refused, Stale
 from editor.services.errors import (
     InvalidGraph,
     InvalidRequest,
@@ -39,13 +44,20 @@ from editor.services.errors import (
 
 PAGE = "editor/page.html"
 #: Form fields that are bookkeeping, not part of the change a person made.
-_NOT_A_CHANGE = {"revision", "csrfmiddlewaretoken", "token", "case_count"}
+_NOT_A_CHANGE = {
+    "revision",
+    "csrfmiddlewaretoken",
+    "token",
+    "case_count",
+    "shown_canvas",
+    "shown_structure",
+}
 KINDS = list(NEW_NODE_DEFAULTS)
 
 
-def _load(request: HttpRequest, slug: str) -> Editor:
+def _open(request: HttpRequest, slug: str) -> Draft:
     try:
-        return editing.load_editor(request.user, slug)
+        return editing.open_draft(request.user, slug)
     except UnknownDocument:
         raise Http404("No such graph.") from None
 
@@ -142,8 +154,25 @@ def _case_names(ed: Editor) -> dict[str, list[str]]:
     }
 
 
+def _structure_key(ed: Editor, edges: list[dict[str, Any]], selected: str | None) -> str:
+    """Names what the node and edge lists show (they show nothing else)."""
+    shown = [
+        ed.can_edit,
+        selected,
+        ed.value is not None,
+        [(node["kind"], node["payload"]["id"]) for node in ed.value["nodes"]] if ed.value else [],
+        edges,
+        _case_names(ed),
+    ]
+    # repr, not JSON: the same data gives the same text, and it costs a tenth of json.dumps.
+    return hashlib.sha256(repr(shown).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _agents() -> list[Any]:
+    return agents.list_agents(limit=200).items
+
+
 def _context(request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any) -> dict[str, Any]:
-    agent_page = agents.list_agents(limit=200)
     error_rows = []
     for error in ed.errors:
         owner = error.get("subgraph", [None])[0] if error.get("subgraph") else None
@@ -178,7 +207,9 @@ def _context(request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any
         "error_rows": error_rows,
         "edges": edges,
         "case_names": _case_names(ed),
-        "agents": agent_page.items,
+        "structure_key": _structure_key(ed, edges, node_id),
+        # Called by the template only where the agent field is drawn.
+        "agents": _agents,
         "page_url": reverse("editor", args=[ed.slug]),
     }
     context.update(extra)
@@ -197,7 +228,7 @@ def _error_target(error: dict[str, Any]) -> str | None:
 @require_safe
 @vary_on_headers("HX-Request")
 def editor_page(request: HttpRequest, slug: str) -> HttpResponse:
-    ed = _load(request, slug)
+    ed = editing.editor_of(_open(request, slug))
     node_id = request.GET.get("node") or None
     context = _context(request, ed, node_id)
     if request.htmx and request.htmx.target == "editor":
@@ -238,6 +269,7 @@ def _answer(
         )
     if request.htmx:
         context.update(oob=True, oob_node_panel=node_panel, oob_json_text=json_text)
+        _leave_out_shown(request, ed, context)
         return render(request, f"{PAGE}#live", context)
     if (
         stale is not None
@@ -250,21 +282,27 @@ def _answer(
     return redirect(f"{url}?node={quote(node_id, safe='')}" if node_id else url)
 
 
+def _leave_out_shown(request: HttpRequest, ed: Editor, context: dict[str, Any]) -> None:
+    """Send the canvas and the lists only when the page does not show them already."""
+    context["oob_canvas"] = request.POST.get("shown_canvas") != ed.canvas_key or not ed.canvas_key
+    context["oob_structure"] = request.POST.get("shown_structure") != context["structure_key"]
+
+
 def _guarded(view: Any) -> Any:
-    """POST only; unknown graphs are 404, non-authors 403, a missing revision 400."""
+    """POST only; unknown graphs are 404, non-authors 403, a missing revision 400.
+
+    The draft is read here, once, and handed to the view.
+    """
 
     @require_POST
     def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
-        try:
-            ed = editing.load_editor(request.user, slug, drawn=False)
-        except UnknownDocument:
-            raise Http404("No such graph.") from None
-        if not ed.can_edit:
+        draft = _open(request, slug)
+        if not draft.can_edit:
             return HttpResponse("Only authors may edit graphs.", status=403)
         if _revision(request) is None:
             return HttpResponseBadRequest("The form did not say which revision it edits.")
         try:
-            return view(request, slug)
+            return view(request, draft)
         except NotAllowed:
             return HttpResponse("Only authors may edit graphs.", status=403)
 
@@ -274,11 +312,10 @@ def _guarded(view: Any) -> Any:
 
 
 @_guarded
-def edit_node(request: HttpRequest, slug: str) -> HttpResponse:
+def edit_node(request: HttpRequest, draft: Draft) -> HttpResponse:
     """The node form: every field, posted as the person types."""
-    ed = editing.load_editor(request.user, slug, drawn=False)
     node_id = request.POST.get("node", "")
-    node = ed.node(node_id)
+    node = draft.node(node_id)
     submitted = [(key, value) for key, value in request.POST.items() if key not in _NOT_A_CHANGE]
     if node is None:
         # Deleted elsewhere: a stale tab learns so; otherwise say the node is gone.
@@ -286,7 +323,7 @@ def edit_node(request: HttpRequest, slug: str) -> HttpResponse:
             raise EditRefused("", f"there is no node `{node_id}` any more")
 
         result = editing.apply_edit(
-            request.user, slug, _revision(request), missing, submitted=submitted
+            request.user, draft, _revision(request), missing, submitted=submitted
         )
         ed = result.editor if isinstance(result, (Refused, Stale)) else result
         return _answer(request, result if isinstance(result, Stale) else ed, None)
@@ -297,7 +334,7 @@ def edit_node(request: HttpRequest, slug: str) -> HttpResponse:
     except editing.FormProblems as form_problems:
         return _answer(
             request,
-            editing.load_editor(request.user, slug),
+            editing.editor_of(draft),
             node_id,
             node_panel=False,
             problems=form_problems.problems,
@@ -305,7 +342,7 @@ def edit_node(request: HttpRequest, slug: str) -> HttpResponse:
         )
     result = editing.apply_edit(
         request.user,
-        slug,
+        draft,
         _revision(request),
         editing.node_form_edit(node_id, node["kind"], new_id, payload),
         submitted=submitted,
@@ -317,13 +354,13 @@ def edit_node(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_guarded
-def new_node(request: HttpRequest, slug: str) -> HttpResponse:
+def new_node(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Add node**: a kind and an id, starting from the defaults."""
     kind = request.POST.get("kind", "")
     node_id = request.POST.get("id", "")
     result = editing.apply_edit(
         request.user,
-        slug,
+        draft,
         _revision(request),
         lambda value: add_node(value, kind, node_id),
         submitted=[("add node", f"{kind} {node_id}")],
@@ -337,12 +374,12 @@ def new_node(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_guarded
-def remove_node(request: HttpRequest, slug: str) -> HttpResponse:
+def remove_node(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Delete node**, and its edges."""
     node_id = request.POST.get("node", "")
     result = editing.apply_edit(
         request.user,
-        slug,
+        draft,
         _revision(request),
         lambda value: delete_node(value, node_id),
         submitted=[("delete node", node_id)],
@@ -351,14 +388,14 @@ def remove_node(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_guarded
-def new_edge(request: HttpRequest, slug: str) -> HttpResponse:
+def new_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Add edge**: from, to and an optional label."""
     source = request.POST.get("from", "")
     target = request.POST.get("to", "")
     label = request.POST.get("label", "").strip() or None
     result = editing.apply_edit(
         request.user,
-        slug,
+        draft,
         _revision(request),
         lambda value: add_edge(value, source, target, label),
         submitted=[("add edge", f"{source} -> {target} {label or ''}".strip())],
@@ -370,13 +407,13 @@ def new_edge(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_guarded
-def remove_edge(request: HttpRequest, slug: str) -> HttpResponse:
+def remove_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Delete edge** (by its place in the edge list)."""
     raw = request.POST.get("edge", "")
     index = int(raw) if raw.isdigit() else -1
     result = editing.apply_edit(
         request.user,
-        slug,
+        draft,
         _revision(request),
         lambda value: delete_edge(value, index),
         submitted=[("delete edge", raw)],
@@ -388,23 +425,23 @@ def remove_edge(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_guarded
-def edit_json(request: HttpRequest, slug: str) -> HttpResponse:
+def edit_json(request: HttpRequest, draft: Draft) -> HttpResponse:
     """The **JSON** tab: the whole draft, saved as typed."""
     text = request.POST.get("text", "")
-    result = editing.save_text(request.user, slug, _revision(request), text)
+    result = editing.save_text(request.user, draft, _revision(request), text)
     selected = request.POST.get("selected") or None
     ed = result.editor if isinstance(result, Stale) else result
     return _answer(request, result, selected, json_text=False, json_error=ed.malformed)
 
 
 @_guarded
-def freeze(request: HttpRequest, slug: str) -> HttpResponse:
+def freeze(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Freeze**: the draft becomes the next version; its hash is shown."""
     note = request.POST.get("note", "")
-    ed = editing.load_editor(request.user, slug)
+    ed = editing.editor_of(draft)
     try:
         frozen = documents.freeze(
-            request.user, slug, expected_revision=_revision(request), note=note
+            request.user, draft.slug, expected_revision=_revision(request), note=note
         )
     except StaleDraft:
         return _answer(request, Stale(ed, rejected_fields=[("freeze", note)]), None)
@@ -412,19 +449,20 @@ def freeze(request: HttpRequest, slug: str) -> HttpResponse:
         return _answer(request, ed, None, freeze_error="Fix the errors before freezing.")
     except InvalidRequest as error:  # a NUL in the note
         return _answer(request, ed, None, freeze_error=str(error))
-    ed = editing.load_editor(request.user, slug)
+    ed = editing.load_editor(request.user, draft.slug)
     context = _context(request, ed, None, frozen=frozen)
     if request.htmx:
         context.update(oob=True, oob_node_panel=False, oob_json_text=False)
+        _leave_out_shown(request, ed, context)
         return render(request, f"{PAGE}#live", context)
     return render(request, PAGE, context)
 
 
 @_guarded
-def discard(request: HttpRequest, slug: str) -> HttpResponse:
+def discard(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Discard changes**: back to the latest frozen version."""
-    result = editing.discard_changes(request.user, slug, _revision(request))
+    result = editing.discard_changes(request.user, draft, _revision(request))
     if result is None:
-        ed = editing.load_editor(request.user, slug)
+        ed = editing.editor_of(draft)
         return _answer(request, ed, None, freeze_error="Nothing frozen yet: nothing to go back to.")
     return _answer(request, result, request.POST.get("selected") or None)

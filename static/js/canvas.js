@@ -2,8 +2,37 @@
 // The SVG is drawn by Graphviz on the server; this file only wires svg-pan-zoom to it.
 // The library's own zoom icons inject a <style> element, which the CSP refuses, so the
 // canvas template carries plain buttons instead, shown once pan and zoom are available.
+// A canvas drawn again (the editor redraws it after each edit) keeps the view the person
+// panned or zoomed to; one they have not moved is fitted to the new drawing.
 (function () {
   "use strict";
+
+  // Per canvas (the figure's id): its svg-pan-zoom instance and whether the person moved it.
+  var views = {};
+  // The view to restore when a canvas of that id is drawn again: {zoom, pan}.
+  var kept = {};
+  // Set while this file moves a view itself, so that the move is not taken for the person's.
+  var quiet = false;
+
+  function remember() {
+    Object.keys(views).forEach(function (id) {
+      var view = views[id];
+      if (!document.body.contains(view.svg)) {
+        return;
+      }
+      if (view.moved) {
+        kept[id] = { zoom: view.zoom.getSizes().realZoom, pan: view.zoom.getPan() };
+      } else {
+        delete kept[id];
+      }
+    });
+  }
+
+  function restore(zoom, view) {
+    // zoom() is relative to the fitted size of this drawing; the kept view is absolute.
+    zoom.zoom((view.zoom * zoom.getZoom()) / zoom.getSizes().realZoom);
+    zoom.pan(view.pan);
+  }
 
   function enhance(root) {
     if (typeof window.svgPanZoom !== "function") {
@@ -27,14 +56,34 @@
         }
         setAttribute.call(svg, name, value);
       };
-      var zoom = window.svgPanZoom(svg, {
-        controlIconsEnabled: false,
-        zoomScaleSensitivity: 0.3,
-        minZoom: 0.2,
-        maxZoom: 8,
-        fit: true,
-        center: true,
-      });
+      var id = figure.id;
+      var view = { svg: svg, zoom: null, moved: false };
+      function moved() {
+        if (!quiet) {
+          view.moved = true;
+        }
+      }
+      quiet = true;
+      try {
+        view.zoom = window.svgPanZoom(svg, {
+          controlIconsEnabled: false,
+          zoomScaleSensitivity: 0.3,
+          minZoom: 0.2,
+          maxZoom: 8,
+          fit: true,
+          center: true,
+          onZoom: moved,
+          onPan: moved,
+        });
+        if (kept[id]) {
+          restore(view.zoom, kept[id]);
+          view.moved = true;
+        }
+      } finally {
+        quiet = false;
+      }
+      views[id] = view;
+      var zoom = view.zoom;
       var tools = figure.querySelector("[data-zoom-tools]");
       if (!tools) {
         return;
@@ -50,9 +99,15 @@
         } else if (button.dataset.zoom === "out") {
           zoom.zoomOut();
         } else {
-          zoom.resetZoom();
-          zoom.fit();
-          zoom.center();
+          quiet = true;
+          try {
+            zoom.resetZoom();
+            zoom.fit();
+            zoom.center();
+          } finally {
+            quiet = false;
+          }
+          view.moved = false;
         }
       });
     });
@@ -61,6 +116,10 @@
   document.addEventListener("DOMContentLoaded", function () {
     enhance(document);
   });
+  // Before htmx replaces anything (the canvas itself, out of band, or the whole editor),
+  // note the views the person moved, so the new drawing opens where they were.
+  document.addEventListener("htmx:beforeSwap", remember);
+  document.addEventListener("htmx:oobBeforeSwap", remember);
   document.addEventListener("htmx:afterSettle", function (event) {
     enhance(event.target);
   });

@@ -1,6 +1,8 @@
 // The editor page's small extras, where htmx cannot do it alone (spec 06, Look):
-// a click on a canvas node fetches that node's form; JSON text areas are checked for syntax
-// as you type (the server checks them again); the edge label offers the chosen branch's cases.
+// a click on a canvas node fetches that node's form; the canvas marks the node whose form is
+// open; each edit tells the server which canvas and lists the page shows, so the answer leaves
+// out the unchanged ones; JSON text areas are checked for syntax as you type (the server checks
+// them again); the edge label offers the chosen branch's cases.
 (function () {
   "use strict";
 
@@ -19,6 +21,48 @@
     event.preventDefault();
     window.htmx.ajax("GET", href, { target: "#node-panel", swap: "outerHTML" });
   });
+
+  // Every edit posts the keys of the canvas and the node and edge lists shown now; the answer
+  // re-sends a piece only when its key changed (editor/views/editor.py, _leave_out_shown).
+  document.addEventListener("htmx:configRequest", function (event) {
+    if (event.detail.verb !== "post" || !document.getElementById("editor")) {
+      return;
+    }
+    var canvas = document.querySelector("#canvas-panel [data-canvas]");
+    var lists = document.getElementById("node-list");
+    if (canvas && canvas.dataset.key) {
+      event.detail.parameters.shown_canvas = canvas.dataset.key;
+    }
+    if (lists && lists.dataset.key) {
+      event.detail.parameters.shown_structure = lists.dataset.key;
+    }
+  });
+
+  // The node whose form is open, or null. After a rename the form's hidden key has the new id
+  // (answers replace it in place) before the panel is drawn again.
+  function selectedNode() {
+    var key = document.querySelector("#node-panel #node-key");
+    if (key) {
+      return key.value;
+    }
+    var panel = document.getElementById("node-panel");
+    return panel && panel.dataset.nodeId !== undefined ? panel.dataset.nodeId : null;
+  }
+
+  // Canvas nodes link to ?node=<id> (nodes inside a subgraph link to their owner, whose form
+  // edits them); the top-level node with the open form gets the class "selected".
+  function markSelected() {
+    var selected = selectedNode();
+    document.querySelectorAll("#canvas-panel svg g.node").forEach(function (group) {
+      var link = group.querySelector("a");
+      var href = link && (link.getAttribute("href") || link.getAttribute("xlink:href"));
+      var match = false;
+      if (href && selected !== null && group.classList.contains("top-level")) {
+        match = new URL(href, window.location.href).searchParams.get("node") === selected;
+      }
+      group.classList.toggle("selected", match);
+    });
+  }
 
   // An answer that arrives while someone is typing in the JSON text must not put the old text
   // back under the cursor: their typing is sent next, with the revision that answer carried.
@@ -78,6 +122,7 @@
     if (select) {
       narrowLabels(select);
     }
+    markSelected();
   }
 
   document.addEventListener("DOMContentLoaded", enhance);

@@ -7,8 +7,11 @@ the p50/p95 server-side time of:
 
 * the round trip: ``POST /graphs/<slug>/edit/node/`` as htmx sends it, through Django's test
   client (the whole stack without a socket: middleware, form reading, save with the revision
-  check, validation, canvas, and the out-of-band fragments of ``editor/page.html#live``);
-* the pipeline alone: :func:`editor.services.editing.apply_edit` (save + validate + draw).
+  check, validation, canvas, and the out-of-band fragments of ``editor/page.html#live``),
+  with the keys of the canvas and lists the page shows, as ``static/js/editor.js`` posts
+  them; the answer must hold the new canvas (laid out by ``dot``) and the new error list;
+* the pipeline alone: :func:`editor.services.editing.open_draft`, then
+  :func:`editor.services.editing.apply_edit` and its canvas (read + save + validate + draw).
 
 Every edit changes the DOT source, so every canvas is a cache miss, as when someone types.
 Then, for the 100-node draft, the canvas render (:func:`editor.rendering.render_svg`, a cache
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -36,6 +40,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SIZES = ((20, 60), (100, 40), (500, 15))  # nodes, measured edits
 WARM_UP = 3
 RENDER_REPEATS = 15
+#: The keys the page shows, as editor.js reads them before each edit (editor/views/editor.py).
+SHOWN_KEYS = {
+    "shown_canvas": re.compile(r'<figure class="canvas" id="canvas" data-canvas data-key="(\w+)"'),
+    "shown_structure": re.compile(r'<ul class="node-list" id="node-list" data-key="(\w+)"'),
+}
 
 
 def setup_django(directory: Path) -> None:
@@ -89,6 +98,12 @@ def gate_form(document: dict[str, Any]) -> tuple[str, dict[str, str]]:
     raise AssertionError("the document has no gate")
 
 
+def shown_keys(html: str, shown: dict[str, str]) -> dict[str, str]:
+    """``shown`` updated with the keys of the pieces ``html`` (a page or an answer) carries."""
+    found = {name: pattern.search(html) for name, pattern in SHOWN_KEYS.items()}
+    return {**shown, **{name: match.group(1) for name, match in found.items() if match}}
+
+
 def timed(function: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     result = function()
@@ -137,27 +152,38 @@ def run(directory: Path) -> None:
         url = f"/graphs/{slug}/edit/node/"
         round_trips: list[float] = []
         pipeline: list[float] = []
+        shown: dict[str, str] = {}
+        if http:
+            shown = shown_keys(client.get(f"/graphs/{slug}/").content.decode(), shown)
         for edit in range(WARM_UP + edits):
             revision = documents.read_draft(slug).revision
             posted = {**fields, "name": f"Review {edit} of {size}", "revision": str(revision)}
             if http:
                 elapsed, response = timed(
-                    lambda posted=posted, url=url: client.post(url, posted, HTTP_HX_REQUEST="true")
+                    lambda posted={**posted, **shown}, url=url: client.post(
+                        url, posted, HTTP_HX_REQUEST="true"
+                    )
                 )
                 assert response.status_code == 200, (response.status_code, response.content[:300])
-                assert f"Review {edit} of {size}".encode() in response.content
+                answer = response.content.decode()
+                assert f"Review {edit} of {size}" in answer
+                # The new drawing and the verdict came back; the unchanged lists did not.
+                assert 'id="canvas-panel"' in answer and 'id="problems"' in answer
+                assert "<svg" in answer or "too large to draw" in answer
+                shown = shown_keys(answer, shown)
                 if edit >= WARM_UP:
                     round_trips.append(elapsed)
                 revision += 1
             payload = payload_from_form("gate", {**posted, "name": f"Direct {edit} of {size}"})
             change = node_form_edit(gate, "gate", gate, payload)
-            elapsed, result = timed(
-                lambda change=change, at=revision, slug=slug: editing.apply_edit(
-                    user, slug, at, change
-                )
-            )
-            assert isinstance(result, Editor), result
-            assert result.canvas is not None
+
+            def pipeline_run(change: Any = change, at: int = revision, slug: str = slug) -> Any:
+                result = editing.apply_edit(user, editing.open_draft(user, slug), at, change)
+                assert isinstance(result, Editor), result
+                assert result.canvas is not None  # laid out here, as the answer would
+                return result
+
+            elapsed, result = timed(pipeline_run)
             if edit >= WARM_UP:
                 pipeline.append(elapsed)
         edges = len(document["edges"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from datetime import UTC, datetime
+from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
@@ -235,3 +237,124 @@ def test_discard_changes_goes_back_to_the_latest_frozen_version(
     expect(page.locator("#canvas-panel svg")).not_to_contain_text("A change to throw away")
     assert "A change to throw away" not in documents.read_draft(slug).text
     assert_not_reloaded(page)
+
+
+# --- The canvas: the open node, pan and zoom --------------------------------------------------
+
+VIEWPORT = "#canvas-panel svg .svg-pan-zoom_viewport"
+MATRIX = re.compile(r"matrix\(([^)]*)\)")
+
+
+def view_of(page: Page) -> list[float]:
+    """The canvas's pan and zoom: the viewport's transform matrix (a, b, c, d, e, f)."""
+    transform = page.locator(VIEWPORT).get_attribute("transform") or ""
+    match = MATRIX.search(transform)
+    assert match, transform
+    return [float(number) for number in re.split(r"[ ,]+", match.group(1).strip())]
+
+
+def test_typing_in_a_field_leaves_the_node_and_edge_lists_in_place(
+    author_page: Page, slug: str
+) -> None:
+    page = author_page
+    open_editor(page, slug)
+    choose_node(page, "write")
+    # The first answer marks the open node in the lists too (their "selected" fields).
+    with htmx_settles(page):
+        page.get_by_label("Display name").fill("Draft")
+    expect(page.locator("#canvas-panel svg")).to_contain_text("Draft")
+    page.evaluate("() => { document.getElementById('edge-list').__before = true; }")
+
+    edit = page.expect_request(lambda request: request.url.endswith("/edit/node/"))
+    with edit as sent, htmx_settles(page):
+        page.get_by_label("Display name").fill("Draft the announcement")
+    expect(page.locator("#canvas-panel svg")).to_contain_text("Draft the announcement")
+
+    assert "shown_structure=" in (sent.value.post_data or "")
+    assert page.evaluate("() => document.getElementById('edge-list').__before") is True
+    # A rename changes the lists: they come again.
+    with htmx_settles(page):
+        page.get_by_label("Id", exact=True).fill("writer")
+    expect(page.locator("#edge-list")).to_contain_text("writer")
+    assert page.evaluate("() => document.getElementById('edge-list').__before") is None
+
+
+def test_the_canvas_marks_the_node_whose_form_is_open(author_page: Page, slug: str) -> None:
+    page = author_page
+    open_editor(page, slug)
+    selected = page.locator("#canvas-panel svg g.node.selected")
+    expect(selected).to_have_count(0)
+
+    choose_node(page, "write")
+    expect(selected).to_have_count(1)
+    expect(selected).to_contain_text("agent")
+    expect(selected.locator("title")).to_have_count(1)
+
+    with htmx_settles(page):
+        page.locator("#canvas-panel svg g.node", has_text="review").locator("a").first.click()
+    expect(page.locator("#node-heading")).to_contain_text("review")
+    expect(selected).to_have_count(1)
+    expect(selected).to_contain_text("review")
+
+    with htmx_settles(page):
+        page.get_by_label("Display name").fill("Sign-off")
+    expect(page.locator("#canvas-panel svg")).to_contain_text("Sign-off")
+    expect(selected).to_have_count(1)
+    expect(selected).to_contain_text("Sign-off")
+    assert_not_reloaded(page)
+
+
+def test_the_canvas_keeps_its_pan_and_zoom_when_an_edit_redraws_it(
+    author_page: Page, slug: str
+) -> None:
+    page = author_page
+    open_editor(page, slug)
+    choose_node(page, "write")
+    expect(page.locator(VIEWPORT)).to_have_attribute("transform", MATRIX)
+    fitted = view_of(page)
+
+    page.get_by_role("button", name="Zoom in").click()
+    page.get_by_role("button", name="Zoom in").click()
+    page.wait_for_function(
+        "([selector, fitted]) => {"
+        " const m = document.querySelector(selector).transform.baseVal.consolidate().matrix;"
+        " return m.a > fitted * 1.5; }",
+        arg=[VIEWPORT, fitted[0]],
+    )
+    zoomed = view_of(page)
+
+    with htmx_settles(page):
+        page.get_by_label("Display name").fill("Draft the announcement")
+    expect(page.locator("#canvas-panel svg")).to_contain_text("Draft the announcement")
+    # The new drawing opens at the same zoom and pan, not fitted again.
+    page.wait_for_function(
+        "([selector, zoomed]) => {"
+        " const m = document.querySelector(selector).transform.baseVal.consolidate().matrix;"
+        " const near = (x, y) => Math.abs(x - y) <= 0.01 * Math.max(1, Math.abs(y));"
+        " return near(m.a, zoomed[0]) && near(m.d, zoomed[3])"
+        "   && near(m.e, zoomed[4]) && near(m.f, zoomed[5]); }",
+        arg=[VIEWPORT, zoomed],
+    )
+    assert_not_reloaded(page)
+
+
+# --- Times in the browser's time zone ---------------------------------------------------------
+
+
+@pytest.mark.browser_context_args(timezone_id="Asia/Tokyo")
+def test_the_versions_page_shows_when_a_version_was_frozen_in_the_browsers_time_zone(
+    author_page: Page, author: User, slug: str
+) -> None:
+    # Versions are never updated, so the moment is set as the version is made.
+    moment = datetime(2026, 1, 2, 23, 4, tzinfo=UTC)
+    with mock.patch("django.utils.timezone.now", return_value=moment):
+        documents.freeze(author, slug, expected_revision=1, note="first cut")
+    page = author_page
+
+    page.goto(f"/graphs/{slug}/versions/")
+
+    when = page.locator("#version-rows time")
+    # 23:04 UTC on the 2nd is 08:04 on the 3rd in Tokyo (UTC+9).
+    expect(when).to_have_text("2026-01-03 08:04")
+    expect(when).to_have_attribute("title", "2026-01-02 23:04 UTC")
+    expect(when).to_have_attribute("datetime", "2026-01-02T23:04:00+00:00")

@@ -339,6 +339,60 @@ def test_a_validation_error_is_shown_beside_the_field_it_names(
     assert field_error(page, "case_1_value") == ""
 
 
+def shown_keys(page: str) -> dict[str, str]:
+    """The keys of the canvas and the lists in ``page``, as editor.js posts them back."""
+    canvas = re.search(r'<figure class="canvas" id="canvas" data-canvas data-key="(\w+)"', page)
+    lists = re.search(r'<ul class="node-list" id="node-list" data-key="(\w+)"', page)
+    found = {"shown_canvas": canvas, "shown_structure": lists}
+    return {name: match.group(1) for name, match in found.items() if match}
+
+
+def test_an_answer_leaves_out_the_canvas_and_lists_the_page_already_shows(
+    author_client: Client, graph: str
+) -> None:
+    shown = shown_keys(author_client.get("/graphs/flow/?node=review").content.decode())
+    assert set(shown) == {"shown_canvas", "shown_structure"}
+
+    response = author_client.post(
+        "/graphs/flow/edit/node/", {**node_form_data("review", prompt="Ship it?"), **shown}, **HX
+    )
+
+    page = response.content.decode()
+    assert payload("review")["prompt"] == "Ship it?"
+    assert 'id="problems"' in page and "No errors · this graph can be frozen" in page
+    assert 'class="draft-revision" hx-swap-oob' in page
+    assert 'id="canvas-panel"' not in page and "<svg" not in page
+    assert 'id="node-list"' not in page and 'id="edge-list"' not in page
+
+
+def test_an_answer_sends_a_changed_canvas_but_not_the_unchanged_lists(
+    author_client: Client, graph: str
+) -> None:
+    shown = shown_keys(author_client.get("/graphs/flow/?node=review").content.decode())
+
+    response = author_client.post(
+        "/graphs/flow/edit/node/", {**node_form_data("review", name="Sign-off"), **shown}, **HX
+    )
+
+    page = response.content.decode()
+    assert '<section id="canvas-panel"' in page and "Sign-off" in page
+    assert shown_keys(page) == {"shown_canvas": shown_keys(page)["shown_canvas"]}
+    assert shown_keys(page)["shown_canvas"] != shown["shown_canvas"]
+
+
+def test_a_rename_sends_the_lists_again(author_client: Client, graph: str) -> None:
+    shown = shown_keys(author_client.get("/graphs/flow/?node=review").content.decode())
+
+    response = author_client.post(
+        "/graphs/flow/edit/node/", {**node_form_data("review", id="check"), **shown}, **HX
+    )
+
+    page = response.content.decode()
+    assert shown_keys(page)["shown_structure"] != shown["shown_structure"]
+    assert 'id="edge-list"' in page and "<code>check</code>" in page
+    assert '<section id="canvas-panel"' in page
+
+
 def test_renaming_a_node_updates_its_edges(author_client: Client, graph: str) -> None:
     response = author_client.post(
         "/graphs/flow/edit/node/", node_form_data("review", id="check"), **HX

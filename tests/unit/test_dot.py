@@ -116,6 +116,14 @@ def test_a_subgraph_body_is_a_cluster():
     assert "lhead=cluster_" in source
 
 
+def test_only_top_level_nodes_carry_the_class_the_editor_marks_the_open_node_by():
+    source = dot_source(templates.rounds(HASH, HASH, ["a", "b"], 2))
+    svg = render(source)
+    top = re.findall(r'<g id="node&#45;n\d+" class="node top&#45;level">', svg)
+    nodes = re.findall(r'<g id="node&#45;n\d+" class="node[^"]*">', svg)
+    assert 0 < len(top) < len(nodes)
+
+
 def test_links_are_only_what_the_caller_builds_and_ids_never_become_dot_identifiers():
     hostile = 'x" URL="javascript:alert(1)'
     source = dot_source(
