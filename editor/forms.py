@@ -1,4 +1,5 @@
-"""The page forms: **New graph** and **Import JSON** (spec 06, *Graphs list*).
+"""The page forms: **New graph** and **Import JSON** (spec 06, *Graphs list*); the agent
+definition form of **Agents** and **Start run** (spec 06, *Agents and tools*, *Runs*).
 
 Each form checks what the person typed and builds what the service needs (the draft text);
 the views hand that to :mod:`editor.services.documents`.
@@ -12,7 +13,7 @@ from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
-from editor.graph import Graph, wire_value
+from editor.graph import Graph, JsonError, read_json, wire_value
 from editor.graph.edits import format_draft
 from editor.graph.templates import (
     MAX_PERSONAS,
@@ -27,7 +28,7 @@ from editor.graph.templates import (
 from editor.services.agents import AgentInfo
 from editor.services.documents import MAX_TITLE_LENGTH
 
-__all__ = ["IMPORTED_TITLE", "ImportForm", "NewGraphForm"]
+__all__ = ["IMPORTED_TITLE", "AgentForm", "ImportForm", "NewGraphForm", "StartRunForm"]
 
 #: The title of a document imported from pasted text.
 IMPORTED_TITLE = "Imported graph"
@@ -169,3 +170,151 @@ class ImportForm(forms.Form):
                 "file" if upload else "text", "The text must not contain NUL characters."
             )
         return data
+
+
+# --- Agents ------------------------------------------------------------------------------
+
+#: The ``model`` choices: the offline models, or an OpenAI-compatible one named beside it.
+MODEL_CHOICES = [
+    ("echo", "echo — answers with the value it is given"),
+    ("scripted", "scripted — answers with the replies below, in turn"),
+    ("openai", "openai: — an OpenAI-compatible model, named below"),
+]
+#: A budget is a positive 32-bit integer (spec 01).
+MAX_BUDGET = 4294967295
+#: Where the service's error ``field`` is shown on the form.
+_AGENT_ERROR_FIELDS = {
+    "name": "name",
+    "model": "model",
+    "prompt": "prompt",
+    "tools": "tools",
+    "budget.max_steps": "max_steps",
+    "budget.max_tokens": "max_tokens",
+}
+
+
+class AgentForm(forms.Form):
+    name = forms.CharField(label="Name", max_length=64, help_text="Graphs offer agents by name.")
+    model = forms.ChoiceField(label="Model", choices=MODEL_CHOICES, initial="echo")
+    openai_model = forms.CharField(
+        label="OpenAI model name",
+        required=False,
+        max_length=200,
+        help_text="For openai: the model's name at the configured endpoint, e.g. gpt-4o-mini.",
+    )
+    prompt = forms.CharField(
+        label="Prompt",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text="The agent's instructions (the system message).",
+    )
+    tools = forms.MultipleChoiceField(
+        label="Tools",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The tools the model may call.",
+    )
+    max_steps = forms.IntegerField(
+        label="Budget: max steps", required=False, min_value=1, max_value=MAX_BUDGET
+    )
+    max_tokens = forms.IntegerField(
+        label="Budget: max tokens", required=False, min_value=1, max_value=MAX_BUDGET
+    )
+    replies = forms.CharField(
+        label="Scripted replies",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        help_text=(
+            "For scripted: one reply per line (blank lines are skipped). For replies that span "
+            "lines, give a JSON list of strings instead, starting with <code>[</code>: e.g. "
+            '<code>["first reply", "second\\nreply"]</code>.'
+        ),
+    )
+
+    def __init__(self, *args: Any, tool_names: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["tools"].choices = [(name, name) for name in tool_names]  # type: ignore[attr-defined]
+
+    def _replies(self, text: str) -> list[str] | None:
+        if text.strip().startswith("["):
+            try:
+                replies = read_json(text)
+            except JsonError as error:
+                self.add_error("replies", f"Not valid JSON: {error}")
+                return None
+            if not isinstance(replies, list) or any(type(reply) is not str for reply in replies):
+                self.add_error("replies", "A JSON list of replies must hold strings only.")
+                return None
+            return replies
+        return [line for line in text.splitlines() if line.strip()]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        model = data.get("model")
+        if model == "openai" and not (data.get("openai_model") or "").strip():
+            self.add_error("openai_model", "Name the OpenAI model.")
+        if model == "scripted":
+            replies = self._replies(data.get("replies") or "")
+            if replies is not None and not replies:
+                self.add_error("replies", "A scripted agent needs at least one reply.")
+            data["reply_list"] = replies or []
+        return data
+
+    def definition(self) -> dict[str, Any]:
+        """The agent definition to store (spec 01, *Agent definitions*)."""
+        data = self.cleaned_data
+        model = data["model"]
+        if model == "openai":
+            model = "openai:" + data["openai_model"].strip()
+        definition: dict[str, Any] = {
+            "name": data["name"],
+            "model": model,
+            "prompt": data.get("prompt") or "",
+            "tools": list(data.get("tools") or ()),
+        }
+        budget = {
+            key: data[key] for key in ("max_steps", "max_tokens") if data.get(key) is not None
+        }
+        if budget:
+            definition["budget"] = budget
+        if data["model"] == "scripted":
+            definition["options"] = {"replies": data["reply_list"]}
+        return definition
+
+    def add_service_errors(self, errors: list[dict[str, str]]) -> None:
+        """Show each of the service's errors beside the field it is about."""
+        for error in errors:
+            where = str(error.get("field", ""))
+            field = _AGENT_ERROR_FIELDS.get(where)
+            if where.startswith("options"):
+                field = "replies"
+            if field == "model" and self.cleaned_data.get("model") == "openai":
+                field = "openai_model"
+            self.add_error(field, error["message"])
+
+
+# --- Start run ---------------------------------------------------------------------------
+
+
+class StartRunForm(forms.Form):
+    input = forms.CharField(
+        label="Input (JSON)",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(
+            attrs={"rows": 6, "spellcheck": "false", "class": "json-input", "data-json-check": ""}
+        ),
+        help_text="The value the entry node receives, as JSON; <code>null</code> for none.",
+    )
+    document = forms.SlugField(required=False, widget=forms.HiddenInput)
+
+    def clean_input(self) -> Any:
+        text = self.cleaned_data.get("input") or ""
+        if not text.strip():
+            raise forms.ValidationError("Enter the input as JSON (null for none).")
+        try:
+            return read_json(text)
+        except JsonError as error:
+            raise forms.ValidationError(f"Not valid JSON: {error}") from None

@@ -3,9 +3,10 @@
 Each node shows its display name (its id when it has none) and its kind, in a
 shape of its own; branch edges carry their labels; entry nodes are drawn bold
 and marked ``▶``, terminal nodes with a double border; nodes and edges with
-errors are red **and** dashed, with ``⚠`` in the label. A map's or fold's body
-node hangs beside its owner on a dashed ``body`` edge; an embedded subgraph is
-drawn as a cluster.
+errors are red **and** dashed, with ``⚠`` in the label. On a run's page each
+node reached is filled by its state (:data:`RUN_STATES`) and says the state in
+words too. A map's or fold's body node hangs beside its owner on a dashed
+``body`` edge; an embedded subgraph is drawn as a cluster.
 
 Every user string goes through :func:`graphviz.escape`, so a name such as
 ``<b>x</b>`` is text, never an HTML-like label, and backslashes are literal.
@@ -23,7 +24,7 @@ import graphviz
 
 from editor.graph.model import Graph, Node, NodeBody, SubgraphBody
 
-__all__ = ["KIND_SHAPES", "Problems", "dot_source"]
+__all__ = ["KIND_SHAPES", "RUN_STATES", "Problems", "dot_source"]
 
 #: Kind → (shape, extra style). Distinct by outline, not by colour alone.
 KIND_SHAPES: dict[str, tuple[str, str]] = {
@@ -36,6 +37,17 @@ KIND_SHAPES: dict[str, tuple[str, str]] = {
 }
 ERROR_COLOUR = "#c62828"
 BODY_COLOUR = "#6b7280"
+
+#: A node's state in a run → (mark before its name, fill, extra style, outline colour or "").
+#: The state is also written under the name, so colour is never the only sign.
+RUN_STATES: dict[str, tuple[str, str, str, str]] = {
+    "running": ("● ", "#dbeafe", "bold", "#1d4ed8"),
+    "done": ("✓ ", "#dcfce7", "", ""),
+    "skipped": ("– ", "#f3f4f6", "dotted", BODY_COLOUR),
+    "waiting": ("‖ ", "#fef3c7", "bold", "#b45309"),
+    "failed": ("✗ ", "#fee2e2", "bold", ERROR_COLOUR),
+    "stopped": ("■ ", "#e5e7eb", "", BODY_COLOUR),
+}
 
 Level = tuple[str, ...]
 
@@ -72,8 +84,8 @@ class Problems:
         return problems
 
 
-def _label(node: Node, *, entry: bool, broken: bool) -> str:
-    """Two lines: marks and the display name (or id), then the kind.
+def _label(node: Node, *, entry: bool, broken: bool, state: str | None = None) -> str:
+    """Two lines: marks and the display name (or id), then the kind (and the run state).
 
     The user's text is escaped on its own and joined with DOT's ``\\n`` line
     break, which escaping would otherwise double; ``nohtml`` keeps the whole
@@ -81,7 +93,11 @@ def _label(node: Node, *, entry: bool, broken: bool) -> str:
     """
     title = node.name if node.name is not None and node.name.strip() else node.id
     marks = ("⚠ " if broken else "") + ("▶ " if entry else "")
-    return graphviz.nohtml(f"{graphviz.escape(marks + title)}\\n{node.kind}")
+    second = node.kind
+    if state is not None:
+        marks = RUN_STATES[state][0] + marks
+        second = f"{node.kind} · {state}"
+    return graphviz.nohtml(f"{graphviz.escape(marks + title)}\\n{graphviz.escape(second)}")
 
 
 class _Writer:
@@ -90,10 +106,12 @@ class _Writer:
         problems: Problems,
         node_url: Callable[[Level, str], str | None] | None,
         highlight: dict[tuple[Level, str], str],
+        states: dict[str, str] | None = None,
     ) -> None:
         self.problems = problems
         self.node_url = node_url
         self.highlight = highlight
+        self.states = states or {}
         self.counter = 0
 
     def new_id(self) -> str:
@@ -127,6 +145,10 @@ class _Writer:
                 "tooltip": graphviz.escape(f"{node.kind} node {node.id}"),
                 "id": f"node-{dot_id}",
             }
+            if not level:
+                # The editor marks the node whose form is open; body nodes inside a
+                # subgraph link to their owner's form, so only top-level ones are marked.
+                attributes["class"] = "top-level"
             if styles:
                 attributes["style"] = ",".join(styles)
             if terminal:
@@ -138,11 +160,23 @@ class _Writer:
             if fill:
                 attributes["style"] = ",".join([*styles, "filled"])
                 attributes["fillcolor"] = fill
+            # Run states are drawn on top-level nodes only: the projection lists those.
+            state = self.states.get(node.id) if not level else None
+            if state is not None:
+                _, state_fill, state_style, outline = RUN_STATES[state]
+                attributes["style"] = ",".join(
+                    dict.fromkeys(part for part in (*styles, state_style, "filled") if part)
+                )
+                attributes["fillcolor"] = state_fill
+                attributes["class"] = f"{attributes.get('class', '')} run-{state}".strip()
+                if outline and not broken:
+                    attributes["color"] = outline
             url = self.node_url(level, node.id) if self.node_url else None
             if url:
                 attributes["URL"] = graphviz.escape(url)
                 attributes["target"] = "_top"
-            dot.node(dot_id, _label(node, entry=entry, broken=broken), **attributes)
+            label = _label(node, entry=entry, broken=broken, state=state)
+            dot.node(dot_id, label, **attributes)
         for edge in graph.edges:
             if edge.source not in ids or edge.target not in ids:
                 continue
@@ -200,12 +234,14 @@ def dot_source(
     errors: Iterable[dict[str, Any]] = (),
     node_url: Callable[[Level, str], str | None] | None = None,
     highlight: dict[tuple[Level, str], str] | None = None,
+    states: dict[str, str] | None = None,
 ) -> str:
     """The DOT source of ``graph`` with ``errors`` marked.
 
     ``node_url(level, id)`` gives each node's link (``level`` is the chain of
     subgraph owners, empty at the top); ``highlight`` fills chosen nodes with a
-    colour (the compare and run views use it).
+    colour (the compare view uses it); ``states`` maps top-level node ids to a
+    key of :data:`RUN_STATES` (the run page uses it).
     """
     dot = graphviz.Digraph(
         "graph",
@@ -220,5 +256,5 @@ def dot_source(
         node_attr={"fontname": "sans-serif", "fontsize": "11", "margin": "0.15,0.06"},
         edge_attr={"fontname": "sans-serif", "fontsize": "10"},
     )
-    _Writer(Problems.from_errors(errors), node_url, highlight or {}).level(dot, graph, ())
+    _Writer(Problems.from_errors(errors), node_url, highlight or {}, states).level(dot, graph, ())
     return dot.source

@@ -10,8 +10,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from editor.forms import StartRunForm
 from editor.graph import Graph, MalformedDocument, parse_document, wire_value
-from editor.services import canvas, documents, graphs
+from editor.services import canvas, documents, graphs, run_pages
+from editor.services.access import can_operate
 from editor.services.errors import InvalidGraph, UnknownDocument, UnknownGraph
 from editor.views.graphs import editor_url, is_fragment_request
 
@@ -85,6 +87,13 @@ def graph_page(request: HttpRequest, hex_digest: str) -> HttpResponse:
         "compare_choices": _compare_choices(document, exclude=digest) if document else [],
         # Without ?document=, the documents this graph is a version of, to open it from one.
         "found_in": [] if document else documents.versions_of_graph(digest),
+        "can_operate": can_operate(request.user),
+        "start_form": StartRunForm(
+            initial={
+                "input": run_pages.suggested_input(graph),
+                "document": document.slug if document else "",
+            }
+        ),
     }
     template = "versions/graph.html#json" if request.htmx else "versions/graph.html"
     return render(request, template, context)

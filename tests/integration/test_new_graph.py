@@ -33,13 +33,14 @@ def test_it_shows_the_form_with_the_four_starting_points(author_client: Client) 
     assert_no_inline_script(page)
 
 
-def test_it_says_agent_definitions_come_from_the_api_when_there_are_none(
+def test_it_links_to_agents_when_there_are_no_agent_definitions(
     author_client: Client,
 ) -> None:
     page = author_client.get("/new/").content.decode()
 
-    assert "POST /v1/agents" in page
-    assert "/agents/" not in page
+    notice = page[page.index('id="no-agents"') :]
+    assert 'Create one on <a href="/agents/">Agents</a>' in notice
+    assert "POST /v1/agents" in notice
 
 
 def test_it_offers_agent_definitions_by_name_escaped(

@@ -1,0 +1,60 @@
+"""``/agents/``: the stored agent definitions, and the form that creates one (authors)."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+from editor.forms import AgentForm
+from editor.services import agents, runs
+from editor.services.access import can_author
+from editor.services.errors import InvalidAgent, NotAllowed
+from editor.services.paging import MAX_LIMIT
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@vary_on_headers("HX-Request")
+def agent_list(request: HttpRequest) -> HttpResponse:
+    author = can_author(request.user)
+    if request.method == "POST" and not author:
+        raise PermissionDenied("Creating agent definitions needs the authors role.")
+    tool_names = [tool["name"] for tool in runs.list_tools()]
+    form = AgentForm(request.POST or None, tool_names=tool_names)
+    if request.method == "POST" and form.is_valid():
+        try:
+            stored = agents.create_agent(request.user, json.dumps(form.definition()))
+        except InvalidAgent as error:
+            form.add_service_errors(error.errors)
+        except NotAllowed:
+            raise PermissionDenied("Creating agent definitions needs the authors role.") from None
+        else:
+            name = form.cleaned_data["name"]
+            if stored.created:
+                messages.success(request, f"Agent “{name}” stored as {stored.agent}.")
+            else:
+                messages.info(
+                    request,
+                    f"This definition was already stored as {stored.agent}; "
+                    f"it is now named “{name}”.",
+                )
+            target = f"/agents/#agent-{stored.agent.removeprefix('sha256:')}"
+            if request.htmx:
+                return HttpResponseClientRedirect(target)
+            return redirect(target)
+    if request.htmx and request.method == "POST":
+        return render(request, "agents/list.html#form", {"form": form})
+    return render(
+        request,
+        "agents/list.html",
+        {
+            "agents": agents.list_agents(limit=MAX_LIMIT).items,
+            "form": form if author else None,
+        },
+    )

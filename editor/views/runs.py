@@ -1,0 +1,152 @@
+"""Runs (spec 06, *Runs*): the list, a run's page and its live fragment, **Start run** (from a
+graph's permanent page) and **Abandon run**.
+
+The run page's ``#run-live`` fragment (status, canvas, timeline) polls itself while the run is
+live; the answer for a finished run has no trigger, so the polling stops there. A poll that
+finds no new event is answered ``204``, which htmx leaves unswapped.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+from editor.forms import StartRunForm
+from editor.services import run_pages, runs
+from editor.services.access import can_operate
+from editor.services.errors import (
+    AlreadyFinished,
+    InvalidRequest,
+    NotAllowed,
+    NotRunnable,
+    RunBusy,
+    UnknownDocument,
+    UnknownGraph,
+    UnknownRun,
+)
+from editor.views.graphs import is_fragment_request
+
+
+def run_url(run_id: str) -> str:
+    return f"/runs/{run_id}/"
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def run_list(request: HttpRequest) -> HttpResponse:
+    state = request.GET.get("state", "")
+    graph = request.GET.get("graph", "")
+    context: dict[str, Any] = {
+        "state": state,
+        "graph": graph,
+        "states": run_pages.STATES,
+        "problem": None,
+    }
+    status = 200
+    try:
+        page = run_pages.list_run_rows(
+            state=state or None, graph=graph or None, cursor=request.GET.get("cursor") or None
+        )
+    except InvalidRequest as error:
+        context.update(rows=[], next=None, problem=str(error))
+        status = 400
+    else:
+        context.update(rows=page.rows, next=page.next)
+    template = "runs/list.html#rows" if is_fragment_request(request) else "runs/list.html"
+    return render(request, template, context, status=status)
+
+
+def _seen(request: HttpRequest) -> int | None:
+    value = request.GET.get("seen", "")
+    return int(value) if value.isdigit() else None
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def run_page(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    fragment = is_fragment_request(request)
+    try:
+        page = run_pages.run_page(str(run_id), seen=_seen(request) if fragment else None)
+    except UnknownRun:
+        raise Http404("No run has this id.") from None
+    if page is None:
+        return HttpResponse(status=204)  # nothing new: htmx keeps what it shows, and polls on
+    context = {"page": page, "run": page.run, "can_operate": can_operate(request.user)}
+    if fragment:
+        # A finished run's last answer also takes Abandon run off the page (out of band).
+        context["oob_abandon"] = not page.live
+        return render(request, "runs/page.html#live", context)
+    return render(request, "runs/page.html", context)
+
+
+@require_POST
+@vary_on_headers("HX-Request")
+def abandon_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    if not can_operate(request.user):
+        raise PermissionDenied("Abandoning runs needs the operators role.")
+    reason = request.POST.get("reason", "").strip()
+    context: dict[str, Any] = {"run_id": str(run_id), "live": True, "can_operate": True}
+    status = 200
+    if not reason:
+        context["reason_error"] = "Say why the run is abandoned."
+    else:
+        try:
+            runs.abandon(request.user, str(run_id), reason)
+        except NotAllowed:
+            raise PermissionDenied("Abandoning runs needs the operators role.") from None
+        except UnknownRun:
+            raise Http404("No run has this id.") from None
+        except (AlreadyFinished, RunBusy) as error:
+            context["abandon_message"] = f"Not abandoned: {error}."
+            context["live"] = isinstance(error, RunBusy)
+            status = 409
+        else:
+            if not request.htmx:
+                return redirect(run_url(str(run_id)))
+            context["abandon_message"] = "Run abandoned."
+            context["live"] = False
+    if request.htmx:
+        # htmx does not swap error answers; the message is the answer here.
+        return render(request, "runs/page.html#abandon", context)
+    return render(request, "runs/abandon.html", context, status=status)
+
+
+@require_POST
+@vary_on_headers("HX-Request")
+def start_run(request: HttpRequest, hex_digest: str) -> HttpResponse:
+    if not can_operate(request.user):
+        raise PermissionDenied("Starting runs needs the operators role.")
+    digest = f"sha256:{hex_digest}"
+    form = StartRunForm(request.POST)
+    context: dict[str, Any] = {"hex": hex_digest, "start_form": form, "can_operate": True}
+    if form.is_valid():
+        try:
+            started = runs.start_run(
+                request.user,
+                digest,
+                form.cleaned_data["input"],
+                document_slug=form.cleaned_data["document"] or None,
+            )
+        except NotAllowed:
+            raise PermissionDenied("Starting runs needs the operators role.") from None
+        except UnknownGraph:
+            raise Http404("No graph with this hash is stored.") from None
+        except UnknownDocument:
+            form.add_error(None, "The document this page was opened from no longer exists.")
+        except NotRunnable as error:
+            context["not_runnable"] = error.errors
+        except InvalidRequest as error:
+            form.add_error("input" if error.field == "input" else None, str(error))
+        else:
+            if request.htmx:
+                return HttpResponseClientRedirect(run_url(started.run))
+            return redirect(run_url(started.run))
+    template = "versions/graph.html#start" if request.htmx else "runs/start.html"
+    return render(request, template, context)

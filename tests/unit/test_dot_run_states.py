@@ -1,0 +1,101 @@
+"""The run page's canvas: nodes coloured by their state in a run, and labelled with it too."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+from editor.graph import parse_document
+from editor.graph.dot import RUN_STATES, dot_source
+from editor.services.run_pages import node_states, suggested_input
+
+
+def graph(*nodes: dict[str, Any], edges: list[dict[str, Any]] | None = None) -> Any:
+    document = {"schema_version": 1, "nodes": list(nodes), "edges": edges or []}
+    return parse_document(json.dumps(document))
+
+
+def tool(node_id: str, **extra: Any) -> dict[str, Any]:
+    return {"kind": "tool", "payload": {"id": node_id, "tool": "echo", **extra}}
+
+
+def node_line(source: str, node_id: str) -> str:
+    (line,) = [line for line in source.splitlines() if f'tooltip="tool node {node_id}"' in line]
+    return line
+
+
+def test_each_state_fills_the_node_and_says_the_state_in_its_label() -> None:
+    nodes = [tool(state) for state in RUN_STATES]
+    source = dot_source(graph(*nodes), states={state: state for state in RUN_STATES})
+
+    for state, (mark, fill, _, _) in RUN_STATES.items():
+        line = node_line(source, state)
+        assert f'fillcolor="{fill}"' in line
+        assert "filled" in line
+        assert f"tool · {state}" in line
+        assert f"{mark}" in line
+        assert f"run-{state}" in line
+
+
+def test_fills_differ_by_more_than_colour() -> None:
+    marks = {mark for mark, _, _, _ in RUN_STATES.values()}
+
+    assert len(marks) == len(RUN_STATES)
+
+
+def test_nodes_not_reached_are_drawn_plain() -> None:
+    source = dot_source(
+        graph(tool("a"), tool("b"), edges=[{"from": "a", "to": "b"}]), states={"a": "done"}
+    )
+
+    assert "filled" not in node_line(source, "b")
+    assert "tool · " not in node_line(source, "b")
+
+
+def test_a_hostile_name_stays_text_with_a_state() -> None:
+    source = dot_source(graph(tool("a", name='<b>"x"</b>\\')), states={"a": "failed"})
+
+    result = subprocess.run(["dot", "-Tsvg"], input=source.encode(), capture_output=True)
+    svg = result.stdout.decode()
+    assert result.returncode == 0
+    assert "&lt;b&gt;" in svg
+    assert "<b>" not in svg
+
+
+def test_the_projection_gives_each_node_its_state() -> None:
+    projection = {
+        "nodes": [
+            {"node": "a", "state": "exited"},
+            {"node": "b", "state": "skipped"},
+            {"node": "c", "state": "entered", "parked": "gate"},
+            {"node": "d", "state": "entered"},
+        ]
+    }
+
+    assert node_states(projection, "running") == {
+        "a": "done",
+        "b": "skipped",
+        "c": "waiting",
+        "d": "running",
+    }
+    assert node_states(projection, "failed")["d"] == "failed"
+    assert node_states(projection, "abandoned")["d"] == "stopped"
+
+
+def test_start_run_proposes_null_or_the_entry_schemas_defaults() -> None:
+    plain = graph(tool("a"))
+    with_default = graph(tool("a", input_schema={"default": [1, 2]}))
+    with_properties = graph(
+        tool(
+            "a",
+            input_schema={
+                "type": "object",
+                "properties": {"topic": {"default": "tea"}, "n": {"type": "integer"}},
+            },
+        )
+    )
+
+    assert suggested_input(plain) == "null"
+    assert json.loads(suggested_input(with_default)) == [1, 2]
+    assert json.loads(suggested_input(with_properties)) == {"topic": "tea"}
