@@ -81,6 +81,69 @@ def env_secret(name: str) -> str | None:
     return text or None
 
 
+_EMAIL_SCHEMES = {
+    "smtp": (False, False),
+    "smtp+tls": (True, False),  # STARTTLS
+    "smtps": (False, True),  # TLS from the first byte
+}
+
+
+def email_from_url(url: str, *, timeout: int = 10) -> dict[str, Any]:
+    """The default mailer (Django's ``MAILERS["default"]``) for a ``GATEHOUSE_EMAIL_URL``:
+    ``smtp://[user:pass@]host[:port]`` (``smtp+tls://`` for STARTTLS, ``smtps://`` for implicit
+    TLS), or ``console://`` to print the messages instead of sending them."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "console":
+        return {"BACKEND": "django.core.mail.backends.console.EmailBackend"}
+    if scheme not in _EMAIL_SCHEMES:
+        raise ImproperlyConfigured(
+            "GATEHOUSE_EMAIL_URL must start with smtp://, smtp+tls://, smtps:// or console://"
+        )
+    if not parts.hostname:
+        raise ImproperlyConfigured("GATEHOUSE_EMAIL_URL must name the mail server: smtp://HOST")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ImproperlyConfigured("GATEHOUSE_EMAIL_URL has a port that is not a number") from None
+    use_tls, use_ssl = _EMAIL_SCHEMES[scheme]
+    return _smtp_mailer(
+        parts.hostname,
+        port or (465 if use_ssl else 587 if use_tls else 25),
+        unquote(parts.username or ""),
+        unquote(parts.password or ""),
+        use_tls=use_tls,
+        use_ssl=use_ssl,
+        timeout=timeout,
+    )
+
+
+def _smtp_mailer(
+    host: str,
+    port: int,
+    username: str,
+    password: str,
+    *,
+    use_tls: bool,
+    use_ssl: bool,
+    timeout: int,
+) -> dict[str, Any]:
+    if use_tls and use_ssl:
+        raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be true")
+    return {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {
+            "host": host,
+            "port": port,
+            "username": username,
+            "password": password,
+            "use_tls": use_tls,
+            "use_ssl": use_ssl,
+            "timeout": timeout,
+        },
+    }
+
+
 def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
     """Django's ``DATABASES["default"]`` for a ``DATABASE_URL``.
 
@@ -261,6 +324,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The inbox count in the navigation bar (one COUNT, only where shown).
+                "editor.views.inbox.nav_context",
             ],
         },
     },
@@ -283,6 +348,33 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Runs are driven by `manage.py db_worker`. The queue only dispatches: a run's durability lives
 # in its lease and its event log, so any other django.tasks backend can replace this one.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+
+# --- Email (spec 07): approvers are told when a gate waits for them ---------------------------
+
+# GATEHOUSE_EMAIL_URL (smtp://user:password@host:port, smtp+tls://, smtps://, console://) or
+# the standard EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS and
+# EMAIL_USE_SSL variables; either becomes Django's default mailer (MAILERS). Neither set: nothing
+# is queued or sent at all (the inbox count in the navigation bar still updates).
+_email_url = env_secret("GATEHOUSE_EMAIL_URL")
+_email_timeout = env_int("EMAIL_TIMEOUT", 10)
+# Unconfigured, the default mailer sends nothing (editor.mail.EmailDisabled).
+MAILERS: dict[str, dict[str, Any]] = {"default": {"BACKEND": "editor.mail.EmailDisabled"}}
+GATEHOUSE_EMAIL_ENABLED = bool(_email_url or env_str("EMAIL_HOST"))
+if _email_url:
+    MAILERS["default"] = email_from_url(_email_url, timeout=_email_timeout)
+elif env_str("EMAIL_HOST"):
+    MAILERS["default"] = _smtp_mailer(
+        env_str("EMAIL_HOST") or "",
+        env_int("EMAIL_PORT", 25),
+        env_str("EMAIL_HOST_USER", "") or "",
+        env_secret("EMAIL_HOST_PASSWORD") or "",
+        use_tls=env_bool("EMAIL_USE_TLS", False),
+        use_ssl=env_bool("EMAIL_USE_SSL", False),
+        timeout=_email_timeout,
+    )
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "gatehouse@localhost")
+# Where people reach this installation (links in emails): https://gatehouse.example.org
+GATEHOUSE_BASE_URL = (env_str("GATEHOUSE_BASE_URL") or "").rstrip("/")
 
 # --- Sign-in and security -------------------------------------------------------------------
 

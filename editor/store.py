@@ -20,8 +20,8 @@ ever visible.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -55,12 +55,33 @@ def envelope_of(row: RunEvent) -> Envelope:
     )
 
 
+def _parked_since(status: dict[str, Any], now: datetime) -> datetime:
+    """When the run's oldest open item was recorded: the inbox lists runs by it, so a run
+    that waits at several gates keeps its place when one of them is resolved."""
+    pending = status.get("pending") or []
+    try:
+        return datetime.fromisoformat(str(pending[0]["at"]))
+    except (IndexError, KeyError, TypeError, ValueError):
+        return now
+
+
 class OrmRunStore:
     """The run store of one driver (``owner``), or of a service when it only records."""
 
-    def __init__(self, owner: str = "", lease_seconds: int = 30) -> None:
+    def __init__(
+        self,
+        owner: str = "",
+        lease_seconds: int = 30,
+        *,
+        on_suspended: Callable[[str, int], None] | None = None,
+    ) -> None:
         self.owner = owner
         self.lease = timedelta(seconds=lease_seconds)
+        #: Called with ``(run id, seq)`` for each ``Suspended`` event once its append has
+        #: committed (the worker's drive sends the approvers' notification from it). An
+        #: event is committed at its position once, so this runs once per suspension, however
+        #: often the run is driven again.
+        self.on_suspended = on_suspended
         # The thread that drives; the engine's helper threads (map items) close their own
         # database connections when they end (release_thread).
         self._home_thread = threading.get_ident()
@@ -109,7 +130,7 @@ class OrmRunStore:
             "event_count": start + len(events),
             "state": state,
             "status": status,
-            "parked_at": now if state in _PARKED else None,
+            "parked_at": _parked_since(status, now) if state in _PARKED else None,
             "updated_at": now,
         }
         # The state is the engine's fold of the log, and one append may pass through several
@@ -143,6 +164,11 @@ class OrmRunStore:
         except IntegrityError:
             # Someone else took one of these positions first (the unique (run, seq)).
             raise RunLost(f"run {run_id}: another writer recorded event {start} first") from None
+        if self.on_suspended is not None:
+            notify = self.on_suspended
+            for envelope in events:
+                if envelope.kind == "Suspended":
+                    transaction.on_commit(lambda seq=envelope.seq: notify(run_id, seq), robust=True)
 
     def _refuse(self, run_id: str, start: int, *, leased: bool) -> None:
         """Say why the conditional update matched no row (it wrote nothing)."""

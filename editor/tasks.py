@@ -27,10 +27,18 @@ from django.utils import timezone
 
 from editor.engine import PARKED, Engine
 from editor.models import Run
+from editor.services import notifications
 from editor.services.installation import installation, limits
 from editor.store import DRIVABLE, OrmRunStore
 
-__all__ = ["drive_run", "enqueue_run", "new_owner", "sweep_expired_leases"]
+__all__ = [
+    "drive_run",
+    "enqueue_run",
+    "new_owner",
+    "notify_approvers",
+    "queue_notification",
+    "sweep_expired_leases",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +80,7 @@ def drive_run(run_id: str) -> str | None:
     """Drive one run until it parks or ends. Returns the state it left the run in, or
     ``None`` when another worker drives it (or nothing needs to)."""
     lease_seconds = settings.GATEHOUSE_RUN_LEASE_SECONDS
-    store = OrmRunStore(new_owner(), lease_seconds)
+    store = OrmRunStore(new_owner(), lease_seconds, on_suspended=queue_notification)
     if not store.claim(run_id):
         logger.info("run %s: not claimed (driven elsewhere, or not waiting)", run_id)
         return None
@@ -91,6 +99,19 @@ def drive_run(run_id: str) -> str | None:
         # leased and left it, so it is queued again here rather than waiting for the sweep.
         drive_run.enqueue(run_id)
     return state
+
+
+@task()
+def notify_approvers(run_id: str, seq: int) -> int:
+    """Email the approvers about one suspension (spec 07); how many messages were sent."""
+    return notifications.notify_suspension(run_id, seq)
+
+
+def queue_notification(run_id: str, seq: int) -> None:
+    """Called once a ``Suspended`` event has committed: the mail goes out from its own task,
+    so a slow mail server never holds a run's lease. Without email configured, nothing."""
+    if notifications.email_configured():
+        notify_approvers.enqueue(str(run_id), int(seq))
 
 
 def enqueue_run(run_id: str) -> None:

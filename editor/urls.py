@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from editor.api import urls as api_urls
-from editor.views import account, editor, graphs, health, versions
+from editor.views import account, agents, editor, graphs, health, inbox, runs, tools, versions
 
 urlpatterns = [
     path("", graphs.graph_list, name="home"),
@@ -18,6 +18,16 @@ urlpatterns = [
         r"^g/(?P<hex_digest>[0-9a-f]{64})/download/$", versions.download, name="graph_download"
     ),
     re_path(r"^g/sha256:(?P<hex_digest>[0-9a-f]{64})/$", versions.prefixed_graph),
+    re_path(r"^g/(?P<hex_digest>[0-9a-f]{64})/runs/$", runs.start_run, name="start_run"),
+    path("runs/", runs.run_list, name="runs"),
+    path("runs/<uuid:run_id>/", runs.run_page, name="run"),
+    path("runs/<uuid:run_id>/abandon/", runs.abandon_run, name="abandon_run"),
+    path("inbox/", inbox.inbox_page, name="inbox"),
+    path("inbox/resolved/", inbox.resolved, name="inbox_resolved"),
+    path("inbox/count/", inbox.inbox_count, name="inbox_count"),
+    path("inbox/<uuid:run_id>/resolve/", inbox.resolve, name="inbox_resolve"),
+    path("agents/", agents.agent_list, name="agents"),
+    path("tools/", tools.tool_list, name="tools"),
     path("healthz", health.healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

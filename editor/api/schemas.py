@@ -35,6 +35,10 @@ __all__ = [
     "GraphListOut",
     "GraphOut",
     "GraphSummaryOut",
+    "InboxItemOut",
+    "InboxListOut",
+    "InboxResolvedOut",
+    "ResolvedItemOut",
     "ResumeIn",
     "ResumeOut",
     "RunCreatedOut",
@@ -351,3 +355,80 @@ class ToolOut(Schema):
 
 class ToolListOut(Schema):
     tools: list[ToolOut]
+
+
+# --- Inbox ------------------------------------------------------------------------------------
+
+
+_KIND_FIELDS = {
+    "gate": ("reason", "input_schema", "value"),
+    "budget": ("budget", "observed"),
+    "reconciliation": ("tool", "call", "input"),
+}
+
+
+class InboxItemOut(Schema):
+    """A pending gate (``reason``, ``input_schema``, ``value``), budget (``budget``,
+    ``observed``) or reconciliation (``tool``, ``call``, ``input``): each item carries the
+    fields of its kind only."""
+
+    kind: str
+    run: str
+    graph_hash: str
+    document: str | None = None
+    node: str
+    node_name: str | None = None
+    scope: list[tuple[str, int]] | None = None
+    #: The position of the parking event in the run's log.
+    seq: int
+    suspended_at: str
+    reason: str | None = None
+    input_schema: Any = None
+    value: Any = None
+    budget: dict[str, Any] | None = None
+    observed: Any = None
+    tool: str | None = None
+    call: Any = None
+    input: Any = None
+
+    @model_serializer(mode="wrap")
+    # No return annotation: with one, pydantic would describe the output as a bare object.
+    def _by_kind(self, handler: SerializerFunctionWrapHandler):
+        data = handler(self)
+        for key in ("document", "node_name", "scope"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        own = _KIND_FIELDS.get(data.get("kind"), ())
+        for fields in _KIND_FIELDS.values():
+            for key in fields:
+                if key not in own:
+                    data.pop(key, None)
+        return data
+
+
+class InboxListOut(Schema):
+    items: list[InboxItemOut]
+    next: str | None
+
+
+class ResolvedItemOut(_OmitNone):
+    _omitted_when_none = frozenset({"comment", "scope"})
+
+    #: ``gate`` (``Resumed``), ``budget`` (``BudgetRaised``) or ``reconciliation``
+    #: (``Reconciled``).
+    kind: str
+    run: str
+    graph_hash: str
+    node: str
+    scope: list[tuple[str, int]] | None = None
+    by: str | None
+    at: str
+    input: Any = None
+    comment: str | None = None
+    #: The ``hash_value`` of the gate schema the input was checked against (gates only).
+    schema_hash: str | None = None
+
+
+class InboxResolvedOut(Schema):
+    items: list[ResolvedItemOut]
+    next: str | None

@@ -85,7 +85,10 @@ def map_graph(concurrency: int) -> Graph:
 def gate_graph() -> Graph:
     return Graph(
         1,
-        (GateNode(id="approve", approval_schema={"type": "object"}), ToolNode(id="after", tool="echo")),
+        (
+            GateNode(id="approve", approval_schema={"type": "object"}),
+            ToolNode(id="after", tool="echo"),
+        ),
         (Edge("approve", "after"),),
     )
 
@@ -223,7 +226,9 @@ def resume_latency(backend: Backend) -> float:
     for _ in range(RESUMES):
         run_id = backend.start(gate_graph(), {"x": 1})
         assert backend.drive(run_id) == "suspended"
-        events, status = prepare_resume(backend.load(run_id), {"input": {}}, "bench", datetime.now(UTC))
+        events, status = prepare_resume(
+            backend.load(run_id), {"input": {}}, "bench", datetime.now(UTC)
+        )
         started = time.perf_counter()
         backend.record(run_id, events, status)
         assert backend.drive(run_id) == "completed"

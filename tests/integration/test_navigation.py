@@ -48,9 +48,10 @@ def test_it_links_only_to_pages_that_exist(client: Client, ada: Any) -> None:
 
     nav = navigation(client, "/")
 
-    for missing in ("Runs", "Inbox", "Agents", "Tools"):
-        assert missing not in nav
-    for href in ("/", "/account/"):
+    assert '<a href="/inbox/">Inbox <span id="inbox-count"' in nav
+    for name, href in (("Runs", "/runs/"), ("Agents", "/agents/"), ("Tools", "/tools/")):
+        assert f'<a href="{href}">{name}</a>' in nav
+    for href in ("/", "/account/", "/runs/", "/inbox/", "/agents/", "/tools/"):
         assert client.get(href).status_code == 200
 
 

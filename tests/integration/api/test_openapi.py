@@ -38,6 +38,8 @@ OPERATIONS = {
     ("post", "/v1/runs/{run}/resume"),
     ("post", "/v1/runs/{run}/abandon"),
     ("get", "/v1/tools"),
+    ("get", "/v1/inbox"),
+    ("get", "/v1/inbox/resolved"),
 }
 
 

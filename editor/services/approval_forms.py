@@ -1,0 +1,361 @@
+"""The form of a gate's card, generated from its ``approval_schema`` (spec 06, *Approval inbox*).
+
+:func:`approval_form` turns the schema recorded in a ``Suspended`` event into fields, pre-filled
+from the value that arrived at the gate (*from the run*) or from each field's ``default``
+(*proposed*); :func:`read_approval` turns the posted form back into the resume input. The rules
+are spec 06's (and the reference inbox's, upstream facts §7):
+
+* a schema with object ``properties`` becomes fields: ``boolean`` → checkbox, non-empty ``enum``
+  → select, ``number``/``integer`` → number input, ``string`` with ``maxLength ≥ 200`` →
+  textarea, other strings → text, ``array``/``object`` → a small JSON text area; a ``type`` list
+  uses its first non-null type; a property with no type at all is a JSON text area too;
+* blank optional fields are left out of the input; an unchecked required checkbox is ``false``,
+  an unchecked optional one is left out;
+* any other schema is one JSON text area.
+
+Reading only converts (a number field must hold a number, a JSON field JSON): the full schema
+is checked by :func:`editor.services.runs.resume` with jsonschema, and :func:`field_errors`
+puts its violations (``$.approved``, or ``$`` naming a missing required property) back beside
+their fields. Plain Python: no Django here, so the rules are tested in microseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+__all__ = [
+    "COMMENT",
+    "FALLBACK",
+    "ApprovalField",
+    "ApprovalForm",
+    "FormProblem",
+    "approval_form",
+    "field_errors",
+    "field_name",
+    "read_approval",
+]
+
+#: The posted names: one per property (``field-<key>``), the fallback's text, the comment.
+FIELD_PREFIX = "field-"
+FALLBACK = "approval-json"
+COMMENT = "comment"
+
+#: Strings at least this long (``maxLength``) get a text area (the reference's threshold).
+LONG_TEXT = 200
+
+_REQUIRED = re.compile(r"^'(?P<key>(?:[^'\\]|\\.)*)' is a required property$")
+
+
+def field_name(key: str) -> str:
+    return FIELD_PREFIX + key
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalField:
+    """One generated field. ``initial`` is the text shown (``checked`` for a checkbox)."""
+
+    key: str
+    kind: str  # checkbox | select | number | textarea | text | json
+    label: str
+    required: bool
+    help: str = ""
+    initial: str = ""
+    checked: bool = False
+    #: Where the initial value came from: ``"run"`` (the value at the gate), ``"proposed"``
+    #: (the schema's default), or ``""``.
+    source: str = ""
+    #: For a select: ``(option value, label)``; the option value is the index in ``enum``.
+    choices: tuple[tuple[str, str], ...] = ()
+    selected: str = ""
+    #: For a number: ``"1"`` for an integer, ``"any"`` otherwise.
+    step: str = "any"
+    errors: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return field_name(self.key)
+
+    @property
+    def html_id(self) -> str:
+        return "f-" + re.sub(r"[^A-Za-z0-9_-]", "_", self.key)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalForm:
+    """The fields (``None``: the schema falls back to :attr:`json_text`), the comment, and
+    errors that belong to no field."""
+
+    fields: tuple[ApprovalField, ...] | None
+    json_text: str = ""
+    json_source: str = ""
+    json_errors: tuple[str, ...] = ()
+    comment: str = ""
+    errors: tuple[str, ...] = ()
+
+    @property
+    def is_fallback(self) -> bool:
+        return self.fields is None
+
+
+@dataclass(frozen=True, slots=True)
+class FormProblem:
+    """What could not even be read from the post (not a number, not JSON)."""
+
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    general: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.errors or self.general)
+
+
+def _properties(schema: Any) -> dict[str, Any] | None:
+    if not isinstance(schema, dict):
+        return None
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return None
+    kind = schema.get("type")
+    if kind is not None and kind != "object" and not (isinstance(kind, list) and "object" in kind):
+        return None
+    return properties
+
+
+def _type_of(schema: dict[str, Any]) -> str | None:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return next((item for item in kind if item != "null" and isinstance(item, str)), None)
+    return kind if isinstance(kind, str) else None
+
+
+def _kind_of(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return "json"
+    kind = _type_of(schema)
+    if kind == "boolean":
+        return "checkbox"
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return "select"
+    if kind in {"number", "integer"}:
+        return "number"
+    if kind == "string":
+        max_length = schema.get("maxLength")
+        long_text = isinstance(max_length, int) and not isinstance(max_length, bool)
+        return "textarea" if long_text and max_length >= LONG_TEXT else "text"
+    return "json"
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _display(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _text_of(kind: str, value: Any) -> str:
+    if kind == "json":
+        return _json_text(value)
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return _display(value)
+        return str(value)
+    return _display(value)
+
+
+def _field(key: str, schema: Any, required: bool, value: Any, has_value: bool) -> ApprovalField:
+    kind = _kind_of(schema)
+    spec = schema if isinstance(schema, dict) else {}
+    title = spec.get("title")
+    description = spec.get("description")
+    made = ApprovalField(
+        key=key,
+        kind=kind,
+        label=title if isinstance(title, str) and title.strip() else key,
+        required=required,
+        help=description if isinstance(description, str) else "",
+        step="1" if _type_of(spec) == "integer" else "any",
+    )
+    if kind == "select":
+        made = replace(
+            made,
+            choices=tuple((str(index), _display(item)) for index, item in enumerate(spec["enum"])),
+        )
+    source = ""
+    if has_value:
+        source = "run"
+    elif "default" in spec:
+        source, value = "proposed", spec["default"]
+    if not source:
+        return made
+    if kind == "checkbox":
+        return replace(made, checked=value is True, source=source)
+    if kind == "select":
+        for index, item in enumerate(spec["enum"]):
+            if item == value and type(item) is type(value):
+                return replace(made, selected=str(index), source=source)
+        return made
+    return replace(made, initial=_text_of(kind, value), source=source)
+
+
+def approval_form(schema: Any, value: Any) -> ApprovalForm:
+    """The form of a gate whose ``approval_schema`` is ``schema``, pre-filled from ``value``
+    (what arrived at the gate)."""
+    properties = _properties(schema)
+    if properties is None:
+        spec = schema if isinstance(schema, dict) else {}
+        if "default" in spec:
+            return ApprovalForm(None, json_text=_json_text(spec["default"]), json_source="proposed")
+        return ApprovalForm(None)
+    required_list = schema.get("required") if isinstance(schema, dict) else None
+    required = set(required_list) if isinstance(required_list, list) else set()
+    arrived = value if isinstance(value, dict) else {}
+    fields = tuple(
+        _field(str(key), sub, key in required, arrived.get(key), key in arrived)
+        for key, sub in properties.items()
+    )
+    return ApprovalForm(fields)
+
+
+def _number(text: str, integer: bool) -> int | float | None:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    if integer and number.is_integer():
+        return int(number)
+    return number
+
+
+def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
+    """The resume input a posted card form means, and what could not be read from it.
+
+    ``post`` is a mapping of the posted names to text (a ``QueryDict`` or a dict)."""
+    problem = FormProblem()
+    properties = _properties(schema)
+    if properties is None:
+        text = str(post.get(FALLBACK, "")).strip()
+        if not text:
+            problem.errors[FALLBACK] = ["Enter the approval as JSON."]
+            return None, problem
+        try:
+            return json.loads(text), problem
+        except ValueError as error:
+            problem.errors[FALLBACK] = [f"This is not valid JSON: {error}."]
+            return None, problem
+    required_list = schema.get("required")
+    required = set(required_list) if isinstance(required_list, list) else set()
+    result: dict[str, Any] = {}
+    for key, sub in properties.items():
+        key = str(key)
+        kind = _kind_of(sub)
+        name = field_name(key)
+        if kind == "checkbox":
+            if post.get(name):
+                result[key] = True
+            elif key in required:
+                result[key] = False
+            continue
+        text = str(post.get(name, ""))
+        if kind not in {"text", "textarea"}:
+            text = text.strip()
+        if text == "":
+            if key in required and kind in {"text", "textarea"}:
+                result[key] = ""
+            continue
+        if kind == "select":
+            enum = sub["enum"]
+            if not text.isdigit() or int(text) >= len(enum):
+                problem.errors[key] = ["Choose one of the options."]
+                continue
+            result[key] = enum[int(text)]
+        elif kind == "number":
+            number = _number(text, _type_of(sub) == "integer")
+            if number is None:
+                problem.errors[key] = ["Enter a number."]
+                continue
+            result[key] = number
+        elif kind == "json":
+            try:
+                result[key] = json.loads(text)
+            except ValueError as error:
+                problem.errors[key] = [f"This is not valid JSON: {error}."]
+        else:
+            result[key] = text
+    return result, problem
+
+
+def field_errors(
+    schema: Any, violations: list[dict[str, Any]]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """jsonschema's violations (``{"path", "message"}``) placed beside their fields:
+    ``$.key…`` belongs to ``key``, a missing required property to its field; the rest is
+    general. For a fallback form every violation is shown beside the JSON text area."""
+    properties = _properties(schema)
+    by_field: dict[str, list[str]] = {}
+    general: list[str] = []
+    for violation in violations:
+        path = str(violation.get("path", "$"))
+        message = str(violation.get("message", ""))
+        if properties is None:
+            by_field.setdefault(FALLBACK, []).append(
+                f"{path}: {message}" if path != "$" else message
+            )
+            continue
+        key: str | None = None
+        if path.startswith("$."):
+            rest = path[2:]
+            key = next(
+                (
+                    name
+                    for name in sorted(properties, key=len, reverse=True)
+                    if rest == name or rest.startswith((f"{name}.", f"{name}["))
+                ),
+                None,
+            )
+        elif path == "$":
+            match = _REQUIRED.match(message)
+            if match and match["key"] in properties:
+                key = match["key"]
+                message = "This field is required."
+        if key is None:
+            general.append(f"{path}: {message}" if path != "$" else message)
+        else:
+            by_field.setdefault(str(key), []).append(message)
+    return by_field, general
+
+
+def with_post(form: ApprovalForm, schema: Any, post: Any) -> ApprovalForm:
+    """The form again with what was posted in it (after an error): nothing typed is lost."""
+    comment = str(post.get(COMMENT, ""))
+    if form.fields is None:
+        return replace(form, json_text=str(post.get(FALLBACK, "")), json_source="", comment=comment)
+    fields = []
+    for item in form.fields:
+        name = item.name
+        if item.kind == "checkbox":
+            fields.append(replace(item, checked=bool(post.get(name)), source=""))
+        elif item.kind == "select":
+            fields.append(replace(item, selected=str(post.get(name, "")), source=""))
+        else:
+            fields.append(replace(item, initial=str(post.get(name, "")), source=""))
+    return replace(form, fields=tuple(fields), comment=comment)
+
+
+def with_errors(
+    form: ApprovalForm, errors: dict[str, list[str]], general: list[str]
+) -> ApprovalForm:
+    """The form with errors beside its fields (keys of ``errors``) and above them."""
+    if form.fields is None:
+        return replace(form, json_errors=tuple(errors.get(FALLBACK, [])), errors=tuple(general))
+    fields = tuple(replace(item, errors=tuple(errors.get(item.key, []))) for item in form.fields)
+    return replace(form, fields=fields, errors=tuple(general))

@@ -1,0 +1,169 @@
+"""The inbox's cards: a pending item with the form that resolves it, and what becomes of the
+card when someone submits it (spec 06, *Approval inbox*).
+
+:func:`card` shows an item; :func:`resolve_card` reads a submitted card, records the
+resolution through :func:`editor.services.runs.resume` (the one place that does) and answers
+the card to show next: the **receipt** (who, when, the input), the same card with the errors
+beside its fields (nothing recorded), or the note that someone else resolved it first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from editor.services import approval_forms, inbox, runs
+from editor.services.approval_forms import ApprovalForm
+from editor.services.errors import InvalidResume, NotAllowed, NotSuspended
+from editor.services.inbox import Decision, InboxItem
+
+__all__ = ["Card", "card", "cards", "resolve_card"]
+
+#: The reconciliation card's two buttons.
+RECORD, RETRY = "record", "retry"
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """What one card shows. Exactly one of: a pending ``item`` (with its ``form`` for a
+    gate), a ``receipt``, or ``taken_by``/``taken_at`` (someone else was first)."""
+
+    card_id: str
+    item: InboxItem | None = None
+    may_resolve: bool = False
+    form: ApprovalForm | None = None
+    receipt: Decision | None = None
+    taken_by: str | None = None
+    taken_at: str | None = None
+    #: The budget card's new limit and the reconciliation card's output, as typed.
+    limit_text: str = ""
+    output_text: str = ""
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    general: list[str] = field(default_factory=list)
+
+    @property
+    def scope_json(self) -> str:
+        return json.dumps(self.item.scope) if self.item and self.item.scope else ""
+
+
+def card(user: Any, item: InboxItem) -> Card:
+    """The card of a pending item, as the inbox first shows it."""
+    form = None
+    if item.kind == "gate":
+        form = approval_forms.approval_form(item.input_schema, item.value)
+    return Card(
+        card_id=item.card_id,
+        item=item,
+        may_resolve=inbox.may_resolve(user, item.kind),
+        form=form,
+        limit_text=str(item.suggested_limit) if item.kind == "budget" else "",
+        output_text="",
+    )
+
+
+def cards(user: Any, items: list[InboxItem]) -> list[Card]:
+    return [card(user, item) for item in items]
+
+
+def _scope(text: str) -> Any:
+    if not text:
+        return None
+    try:
+        scope = json.loads(text)
+    except ValueError:
+        return None
+    return scope if isinstance(scope, list) else None
+
+
+def _gate_input(item: InboxItem, post: Any, base: Card) -> tuple[Any, Card | None]:
+    value, problem = approval_forms.read_approval(item.input_schema, post)
+    if not problem:
+        return value, None
+    form = approval_forms.with_post(base.form or ApprovalForm(None), item.input_schema, post)
+    form = approval_forms.with_errors(form, problem.errors, problem.general)
+    return None, _replace(base, form=form)
+
+
+def _budget_input(post: Any, base: Card) -> tuple[Any, Card | None]:
+    text = str(post.get("limit", "")).strip()
+    if not text.isdigit():
+        return None, _replace(base, limit_text=text, errors={"limit": ["Enter a whole number."]})
+    return {"limit": int(text)}, None
+
+
+def _reconciliation_input(post: Any, base: Card) -> tuple[Any, Card | None]:
+    if post.get("action") == RETRY:
+        return {"retry": True}, None
+    text = str(post.get("output", ""))
+    try:
+        return {"output": json.loads(text)}, None
+    except ValueError as error:
+        return None, _replace(
+            base, output_text=text, errors={"output": [f"This is not valid JSON: {error}."]}
+        )
+
+
+def _replace(base: Card, **changes: Any) -> Card:
+    values = {name: getattr(base, name) for name in Card.__dataclass_fields__}
+    values.update(changes)
+    return Card(**values)
+
+
+def _with_violations(base: Card, item: InboxItem, post: Any, violations: list[dict]) -> Card:
+    if item.kind == "gate":
+        by_field, general = approval_forms.field_errors(item.input_schema, violations)
+        form = approval_forms.with_post(base.form or ApprovalForm(None), item.input_schema, post)
+        return _replace(base, form=approval_forms.with_errors(form, by_field, general))
+    messages = [str(violation.get("message", "")) for violation in violations]
+    if item.kind == "budget":
+        return _replace(base, limit_text=str(post.get("limit", "")), errors={"limit": messages})
+    return _replace(base, output_text=str(post.get("output", "")), errors={"output": messages})
+
+
+def resolve_card(user: Any, run_id: str, post: Any) -> Card:
+    """Resolve the item a submitted card names (``node``, ``scope``, ``seq`` in ``post``).
+
+    Raises :class:`NotAllowed` when ``user`` may not resolve it, and :class:`UnknownRun`."""
+    node = str(post.get("node", "")) or None
+    scope = _scope(str(post.get("scope", "")))
+    seq = str(post.get("seq", ""))
+    card_id = f"card-{run_id}-{seq}" if seq.isdigit() else f"card-{run_id}"
+    item = inbox.pending_item(run_id, node, scope)
+    if item is None or (seq.isdigit() and item.seq != int(seq)):
+        return _taken(user, run_id, node, scope, card_id)
+    if not inbox.may_resolve(user, item.kind):
+        raise NotAllowed()
+    base = card(user, item)
+    if item.kind == "gate":
+        value, problem_card = _gate_input(item, post, base)
+    elif item.kind == "budget":
+        value, problem_card = _budget_input(post, base)
+    else:
+        value, problem_card = _reconciliation_input(post, base)
+    if problem_card is not None:
+        return problem_card
+    body: dict[str, Any] = {"input": value, "node": item.node}
+    if item.scope:
+        body["scope"] = item.scope
+    comment = str(post.get(approval_forms.COMMENT, "")).strip()
+    if comment and item.kind == "gate":
+        body["comment"] = comment[:2000]
+    try:
+        runs.resume(user, run_id, body)
+    except InvalidResume as error:
+        return _with_violations(base, item, post, error.violations)
+    except NotSuspended as error:
+        return Card(card_id, item=item, taken_by=error.resolved_by, taken_at=error.resolved_at)
+    return Card(card_id, item=item, receipt=inbox.resolution_of(run_id, item.node, item.scope))
+
+
+def _taken(user: Any, run_id: str, node: str | None, scope: Any, card_id: str) -> Card:
+    """The card of an item that no longer waits: who resolved it and when, read back from
+    the log. Only someone who may resolve something is told."""
+    if not (inbox.may_resolve(user, "gate") or inbox.may_resolve(user, "budget")):
+        raise NotAllowed()
+    receipt = inbox.resolution_of(run_id, node, scope) if node is not None else None
+    if receipt is None:
+        return Card(card_id)
+    return Card(card_id, taken_by=receipt.by, taken_at=receipt.at)

@@ -1,0 +1,139 @@
+"""The approval inbox in a browser: a run waits at a gate, the count in the navigation bar
+rises, an approver answers through the generated form, the receipt replaces the card, the
+count falls, and the run goes on to complete.
+
+Runs are driven in the test's own thread by the worker's task function (``drive_run.call``),
+on the connection the live server's request threads share (the test database is SQLite in
+memory): only while the page is quiet, so one connection never carries two transactions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+from playwright.sync_api import BrowserContext, Page, expect
+
+from editor.models import Run
+from editor.services import graphs, runs
+from editor.tasks import drive_run
+from tests.functional.browser import make_user, sign_in, wait_for_htmx
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "approved": {"type": "boolean", "title": "Approve publishing"},
+        "note": {"type": "string", "title": "Note for the writer"},
+        "copies": {"type": "integer", "title": "Copies", "maximum": 3},
+    },
+    "required": ["approved"],
+}
+
+#: write (echo) → review (gate) → publish (echo).
+GATED = {
+    "schema_version": 1,
+    "nodes": [
+        {"kind": "tool", "payload": {"id": "write", "tool": "echo"}},
+        {
+            "kind": "gate",
+            "payload": {
+                "id": "review",
+                "name": "Editor's review",
+                "prompt": "Publish this draft?",
+                "approval_schema": SCHEMA,
+            },
+        },
+        {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
+    ],
+    "edges": [{"from": "write", "to": "review"}, {"from": "review", "to": "publish"}],
+}
+
+
+@pytest.fixture
+def shared_database(live_server: Any) -> Iterator[BaseDatabaseWrapper]:
+    """The test thread and the live server's request threads on one connection."""
+    shared = connections["default"]
+    shared.ensure_connection()
+    override = live_server.thread.connections_override
+    shared.inc_thread_sharing()
+    override["default"] = shared
+    try:
+        yield shared
+    finally:
+        override.pop("default", None)
+
+
+@pytest.fixture
+def approver_page(
+    shared_database: BaseDatabaseWrapper, page: Page, context: BrowserContext, live_server: Any
+) -> Page:
+    sign_in(context, make_user("april", groups=("approvers",)), live_server.url)
+    return page
+
+
+def test_an_approver_resolves_a_waiting_gate_and_the_run_completes(
+    approver_page: Page, author: Any
+) -> None:
+    page = approver_page
+    operator = make_user("otto", groups=("operators",))
+    digest = graphs.store_graph(author, json.dumps(GATED)).graph
+
+    page.goto("/")
+    wait_for_htmx(page)
+    count = page.locator("#inbox-count .inbox-count-number")
+    expect(count).to_have_text("0")
+
+    run_id = runs.start_run(operator, digest, {"note": "Draft 2 is ready"}).run
+    assert drive_run.call(run_id) == "suspended"
+
+    # The count polls for itself (every 10 s): no reload.
+    expect(count).to_have_text("1", timeout=15_000)
+
+    page.get_by_role("link", name="Inbox").click()
+    card = page.locator("article.inbox-card")
+    expect(card).to_have_count(1)
+    expect(card).to_contain_text("Editor's review")
+    expect(card).to_contain_text("Publish this draft?")
+    expect(card).to_contain_text('"note": "Draft 2 is ready"')
+    note = card.get_by_label("Note for the writer")
+    expect(note).to_have_value("Draft 2 is ready")
+
+    # A wrong answer is refused beside its field, and nothing is recorded.
+    card.get_by_label("Copies").fill("5")
+    card.get_by_role("button", name="Resolve").click()
+    expect(card.locator(".field-error")).to_contain_text("5 is greater than the maximum of 3")
+    wait_for_htmx(page)
+    assert Run.objects.get(pk=run_id).state == "suspended"
+
+    card.get_by_label("Copies").fill("2")
+    card.get_by_label("Approve publishing").check()
+    note.fill("Ship it")
+    card.get_by_label("Comment").fill("Checked the figures")
+    card.get_by_role("button", name="Resolve").click()
+
+    receipt = page.locator("article.inbox-card .receipt")
+    expect(receipt).to_contain_text("Resolved by april")
+    expect(receipt).to_contain_text('"approved": true')
+    expect(receipt).to_contain_text('"copies": 2')
+    expect(receipt).to_contain_text("Checked the figures")
+    expect(count).to_have_text("0")
+    wait_for_htmx(page)
+
+    assert drive_run.call(run_id) == "completed"
+    page.goto(f"/runs/{run_id}/")
+    expect(page.locator(".run-status")).to_contain_text("completed")
+    expect(page.locator(".run-status")).to_contain_text('"approved": true')
+    wait_for_htmx(page)
+
+    page.goto("/inbox/")
+    expect(page.locator(".empty")).to_contain_text("Nothing waits for a decision")
+    page.get_by_role("link", name="Resolved").click()
+    decision = page.locator("table.decisions tbody tr")
+    expect(decision).to_have_count(1)
+    expect(decision).to_contain_text("april")
+    expect(decision).to_contain_text("Checked the figures")
+    wait_for_htmx(page)
