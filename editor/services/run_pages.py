@@ -20,7 +20,7 @@ from typing import Any
 
 from editor.engine import EVENT_FIELDS, TERMINAL, RunState, compact_json
 from editor.graph import Graph
-from editor.graph.model import NodeBody
+from editor.graph.model import FoldNode, NodeBody, SubgraphBody, input_schema_of
 from editor.models import Run
 from editor.services import canvas, graphs, runs
 from editor.services.paging import DEFAULT_LIMIT
@@ -204,6 +204,8 @@ def list_run_rows(
 
 
 def _entry_schema(graph: Graph) -> Any:
+    """The ``input_schema`` of what receives the run input: the one entry node, or, for a
+    fold (whose first pass gets the fold's input), the entry of its body."""
     bodies = {
         node.body.node for node in graph.nodes if isinstance(getattr(node, "body", None), NodeBody)
     }
@@ -211,7 +213,13 @@ def _entry_schema(graph: Graph) -> Any:
     entries = [node for node in graph.nodes if node.id not in inbound and node.id not in bodies]
     if len(entries) != 1:
         return None
-    return getattr(entries[0], "input_schema", None)
+    entry = entries[0]
+    if isinstance(entry, FoldNode):
+        if isinstance(entry.body, SubgraphBody):
+            return _entry_schema(entry.body.graph)
+        body = next((node for node in graph.nodes if node.id == entry.body.node), None)
+        return input_schema_of(body) if body is not None else None
+    return input_schema_of(entry)
 
 
 def suggested_input(graph: Graph) -> str:

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import (
     Browser,
     BrowserContext,
@@ -206,4 +208,36 @@ def author(transactional_db: None) -> User:
 def author_page(page: Page, context: BrowserContext, author: User, live_server: Any) -> Page:
     """A page whose browser is signed in as :func:`author`."""
     sign_in(context, author, live_server.url)
+    return page
+
+
+@pytest.fixture
+def shared_database(live_server: Any) -> Iterator[BaseDatabaseWrapper]:
+    """One connection to the in-memory test database for the test's thread, the live server's
+    request threads and a run worker (:func:`tests.functional.browser.running_worker`) alike.
+
+    The test database is SQLite in memory, which another process cannot open, and separate
+    connections to a shared-cache SQLite database lock each other's tables and fail at once
+    ("database table is locked") instead of waiting; this is what Django does for an in-memory
+    database when it starts the live server after the test database exists.
+    """
+    shared = connections["default"]
+    shared.ensure_connection()
+    override = live_server.thread.connections_override  # read by every request thread
+    # Sharing stays allowed afterwards: request threads of connections the browser kept alive
+    # close their (this) connection when they end, which may be after this fixture.
+    shared.inc_thread_sharing()
+    override["default"] = shared
+    try:
+        yield shared
+    finally:
+        override.pop("default", None)
+
+
+@pytest.fixture
+def operator_page(
+    shared_database: BaseDatabaseWrapper, page: Page, context: BrowserContext, live_server: Any
+) -> Page:
+    """A page whose browser is signed in as an operator (``otto``), on :func:`shared_database`."""
+    sign_in(context, make_user("otto", groups=("operators",)), live_server.url)
     return page

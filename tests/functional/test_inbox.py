@@ -10,11 +10,9 @@ memory): only while the page is quiet, so one connection never carries two trans
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import BrowserContext, Page, expect
 
@@ -51,20 +49,6 @@ GATED = {
     ],
     "edges": [{"from": "write", "to": "review"}, {"from": "review", "to": "publish"}],
 }
-
-
-@pytest.fixture
-def shared_database(live_server: Any) -> Iterator[BaseDatabaseWrapper]:
-    """The test thread and the live server's request threads on one connection."""
-    shared = connections["default"]
-    shared.ensure_connection()
-    override = live_server.thread.connections_override
-    shared.inc_thread_sharing()
-    override["default"] = shared
-    try:
-        yield shared
-    finally:
-        override.pop("default", None)
 
 
 @pytest.fixture

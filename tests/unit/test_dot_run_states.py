@@ -8,6 +8,7 @@ from typing import Any
 
 from editor.graph import parse_document
 from editor.graph.dot import RUN_STATES, dot_source
+from editor.graph.templates import rounds
 from editor.services.run_pages import node_states, suggested_input
 
 
@@ -99,3 +100,26 @@ def test_start_run_proposes_null_or_the_entry_schemas_defaults() -> None:
     assert suggested_input(plain) == "null"
     assert json.loads(suggested_input(with_default)) == [1, 2]
     assert json.loads(suggested_input(with_properties)) == {"topic": "tea"}
+
+
+def test_start_run_proposes_the_defaults_of_a_folds_body_entry() -> None:
+    # A fold's first pass gets the fold's input: the critic panel in rounds proposes its
+    # critics just as the parallel one does (they are in the embedded body's entry tool).
+    personas = ["a", "b"]
+    panel_rounds = rounds("sha256:" + "1" * 64, "sha256:" + "2" * 64, personas, 2)
+    fold_of_node = graph(
+        {
+            "kind": "fold",
+            "payload": {
+                "id": "again",
+                "body": {"kind": "node", "value": "a"},
+                "max_iterations": 2,
+                "stop_when": "done == true",
+                "join": {"kind": "last"},
+            },
+        },
+        tool("a", input_schema={"default": {"done": False}}),
+    )
+
+    assert json.loads(suggested_input(panel_rounds)) == {"critics": personas}
+    assert json.loads(suggested_input(fold_of_node)) == {"done": False}
