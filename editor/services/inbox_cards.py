@@ -13,8 +13,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.safestring import SafeString
+
 from editor.services import approval_forms, inbox, runs
 from editor.services.approval_forms import ApprovalForm
+from editor.services.approval_widgets import field_html
 from editor.services.errors import InvalidResume, NotAllowed, NotSuspended
 from editor.services.inbox import Decision, InboxItem
 
@@ -45,6 +48,13 @@ class Card:
     @property
     def scope_json(self) -> str:
         return json.dumps(self.item.scope) if self.item and self.item.scope else ""
+
+    @property
+    def fields_html(self) -> list[SafeString]:
+        """The generated fields of a gate's form, rendered (see ``approval_widgets``)."""
+        if self.form is None or self.form.fields is None:
+            return []
+        return [field_html(field, self.card_id) for field in self.form.fields]
 
 
 def card(user: Any, item: InboxItem) -> Card:
