@@ -1,10 +1,18 @@
-"""The boundary of ``/v1``: what must happen before the API runs, or after it answered.
+"""The request boundary: what must happen before the app runs, or after it answered.
+
+``/v1`` (:class:`ApiBoundaryMiddleware`):
 
 * A body over ``GATEHOUSE_MAX_BODY_BYTES`` (by its ``Content-Length``) is refused with
   ``413 payload_too_large`` before anything reads or parses it.
 * A failure answered outside ninja's operations — ninja's own ``405`` for a method a
   route does not take, or Django's plain-text or HTML error pages — is rewritten into
   the API's error envelope, so nothing under ``/v1/`` is ever an HTML error page.
+
+Pages (:class:`BodySizeLimitMiddleware`): a body over the same cap is refused with a plain
+``413`` page, before the session, the CSRF check or a form reads it. Without it Django would
+answer a form over its own cap with a bare ``400``, and would spool a large uploaded file to
+disk whatever its size (``DATA_UPLOAD_MAX_MEMORY_SIZE`` does not count files). A body without
+a ``Content-Length`` is never read at all under WSGI, so the declared length is the whole check.
 """
 
 from __future__ import annotations
@@ -12,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.template.loader import render_to_string
 
 from editor.api.errors import payload_too_large, status_response
 
-__all__ = ["ApiBoundaryMiddleware"]
+__all__ = ["ApiBoundaryMiddleware", "BodySizeLimitMiddleware"]
 
 API_PREFIX = "/v1/"
 
@@ -35,6 +44,27 @@ class ApiBoundaryMiddleware:
         if response.status_code >= 400 and not _is_json(response):
             return _enveloped(response)
         return response
+
+
+class BodySizeLimitMiddleware:
+    """A page request whose body is over the cap gets a plain 413 page; /v1 is answered earlier."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        limit = settings.GATEHOUSE_MAX_BODY_BYTES
+        if _declared_length(request) > limit:
+            return _payload_too_large_page(limit)
+        return self.get_response(request)
+
+
+def _payload_too_large_page(limit: int) -> HttpResponse:
+    # Rendered without the request: no session, no user, nothing that reads the body.
+    megabytes = limit / (1024 * 1024)
+    size = f"{megabytes:g} MiB" if megabytes >= 1 else f"{limit:,} bytes"
+    html = render_to_string("413.html", {"limit": size})
+    return HttpResponse(html, status=413)
 
 
 def _declared_length(request: HttpRequest) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -252,7 +253,10 @@ GATEHOUSE_MAX_EDGES = env_int("GATEHOUSE_MAX_EDGES", 50_000)
 GATEHOUSE_GRAPHVIZ_TIMEOUT = env_int("GATEHOUSE_GRAPHVIZ_TIMEOUT", 5)
 GATEHOUSE_DRAW_MAX_NODES = env_int("GATEHOUSE_DRAW_MAX_NODES", 500)
 GATEHOUSE_DRAW_MAX_EDGES = env_int("GATEHOUSE_DRAW_MAX_EDGES", 2000)
+# Django's own caps agree with ours: a form body, or an uploaded file, up to the cap is read
+# into memory (never spooled to disk); editor.middleware refuses a larger body before either.
 DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
 
 # --- Runs (spec 04) ---------------------------------------------------------------------------
 
@@ -292,6 +296,8 @@ INSTALLED_APPS = [
     "editor.apps.EditorConfig",
     # After editor: its `db_worker` command (with the lease sweep) overrides this app's own.
     "django_tasks_db",
+    # Counts failed sign-ins (editor.sign_in; the settings under "Sign-in and security").
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -299,6 +305,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # /v1: refuses bodies over the cap before anything reads them; JSON envelopes only.
     "editor.middleware.ApiBoundaryMiddleware",
+    # Pages: a body over the cap is refused with a plain 413 page before anything reads it.
+    "editor.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -309,6 +317,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into the "too many attempts" page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "editor.urls"
@@ -396,6 +406,53 @@ CSRF_COOKIE_SECURE = GATEHOUSE_SECURE_COOKIES
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 
+# HTTPS (spec 07): with GATEHOUSE_TLS on, plain HTTP is redirected to HTTPS (except /healthz,
+# which load balancers and the Docker health check ask over plain HTTP) and browsers are told
+# to use HTTPS only (HSTS). Behind a proxy that terminates TLS, GATEHOUSE_BEHIND_TLS_PROXY must
+# be on too, or every request looks like plain HTTP and is redirected forever.
+GATEHOUSE_TLS = env_bool("GATEHOUSE_TLS", False)
+SECURE_SSL_REDIRECT = GATEHOUSE_TLS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int(
+    "GATEHOUSE_HSTS_SECONDS", 365 * 24 * 3600 if GATEHOUSE_TLS else 0, minimum=0
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("GATEHOUSE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("GATEHOUSE_HSTS_PRELOAD", False)
+if not SECURE_HSTS_PRELOAD:
+    # Asking browsers to preload the domain is its owner's decision (and hard to undo), not a
+    # default: `check --deploy` need not remind us that it is off.
+    SILENCED_SYSTEM_CHECKS = ["security.W021"]
+# The security headers, spelt out although they are Django's defaults: what a reader checks.
+SECURE_CONTENT_TYPE_NOSNIFF = True  # X-Content-Type-Options: nosniff
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Sign-in attempts (spec 07): 5 failures lock out the username, and separately the address
+# they came from, until 15 minutes pass without a failure; a success clears both counts.
+# django-axes keeps the counts in the database, so every web process on every machine shares
+# them. Only the sign-in forms are counted: API tokens never pass through authenticate().
+AUTHENTICATION_BACKENDS = [
+    "editor.sign_in.SignInLimitBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "editor.sign_in.locked_out"
+AXES_CLIENT_IP_CALLABLE = "editor.sign_in.client_address"
+# Failures are kept until their cool-off ends; successful sign-ins are not logged by Axes.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_VERBOSE = False  # no banner at every start; failures and lockouts are still logged
+# Where a proxy in front puts the client's address (X-Forwarded-For, X-Real-IP): its last
+# entry is the one the proxy itself wrote. Unset: the address of the connection.
+GATEHOUSE_CLIENT_IP_HEADER = env_str("GATEHOUSE_CLIENT_IP_HEADER")
+if GATEHOUSE_CLIENT_IP_HEADER and not re.fullmatch(r"[A-Za-z0-9-]+", GATEHOUSE_CLIENT_IP_HEADER):
+    raise ImproperlyConfigured(
+        f"GATEHOUSE_CLIENT_IP_HEADER must be a header name, not {GATEHOUSE_CLIENT_IP_HEADER!r}"
+    )
+
 # No inline script anywhere: scripts, styles and images come from our own static files.
 SECURE_CSP = {
     "default-src": [CSP.SELF],
@@ -425,3 +482,27 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# --- Logging --------------------------------------------------------------------------------
+
+# One line per record on standard error, where gunicorn, the worker, Docker and systemd collect
+# it. Django's own default would log nothing of a failed request with DEBUG off (its console
+# handler is for DEBUG only; otherwise it emails ADMINS), so a 500 would leave no trace.
+GATEHOUSE_LOG_LEVEL = env_str("GATEHOUSE_LOG_LEVEL") or "INFO"
+if GATEHOUSE_LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+    raise ImproperlyConfigured(
+        f"GATEHOUSE_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, not {GATEHOUSE_LOG_LEVEL!r}"
+    )
+LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"},
+    },
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "line"}},
+    "root": {"handlers": ["stderr"], "level": GATEHOUSE_LOG_LEVEL},
+    "loggers": {
+        # In place of Django's default handlers (console with DEBUG only, email to ADMINS).
+        "django": {"handlers": ["stderr"], "level": GATEHOUSE_LOG_LEVEL, "propagate": False},
+    },
+}

@@ -51,3 +51,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", api_urls),
 ]
+
+# A plain page, never a traceback; 503 when the database is unreachable (editor.views.errors).
+handler500 = "editor.views.errors.server_error"

@@ -91,14 +91,16 @@ def test_it_refuses_an_empty_submission(author_client: Client) -> None:
     assert not Document.objects.exists()
 
 
-def test_it_refuses_a_file_over_the_body_cap(author_client: Client, settings: Settings) -> None:
+def test_it_refuses_a_file_over_the_body_cap_with_a_plain_page(
+    author_client: Client, settings: Settings
+) -> None:
     settings.GATEHOUSE_MAX_BODY_BYTES = 100
     upload = SimpleUploadedFile("big.json", b" " * 200 + b"{}")
 
     response = author_client.post("/import/", {"file": upload})
 
-    assert response.status_code == 200
-    assert "the limit is 100" in response.content.decode()
+    assert response.status_code == 413
+    assert "larger than Gatehouse accepts (100 bytes at most)" in response.content.decode()
     assert not Document.objects.exists()
 
 
