@@ -67,6 +67,9 @@ class _Heartbeat(threading.Thread):
                         return
                 except Exception:  # a failed renewal is retried; the lease has slack
                     logger.exception("run %s: could not renew the lease", self.run_id)
+                    # The connection may be dead (the database restarted): the next renewal
+                    # opens a new one instead of failing on the broken one forever.
+                    connection.close()
         finally:
             connection.close()
 

@@ -1,10 +1,10 @@
 """Benchmark of the approval inbox with 10,000 pending suspensions.
 
 Sets Django up on a throwaway SQLite database (or the database of ``DATABASE_URL`` when it is
-set — an empty database: run it against PostgreSQL too), drives one run of a write → review (gate) → publish graph
-to its gate, then clones that suspended run 10,000 times (rows and events written in bulk: the
-same bytes the engine wrote, each clone its own run), and measures, through Django's test client
-(the whole stack but the socket):
+set — an empty database: run it against PostgreSQL too), drives one run of a write → review
+(gate) → publish graph to its gate, then clones that suspended run 10,000 times (rows and
+events written in bulk: the same bytes the engine wrote, each clone its own run), and measures,
+through Django's test client (the whole stack but the socket):
 
 * the inbox's first page, ``GET /inbox/`` (50 cards with their generated forms), and
   ``GET /v1/inbox``: server time p50 / p95 and the number of SQL queries;

@@ -6,11 +6,27 @@ permission check. Every operation gets Schemathesis' explicit examples, its cove
 (boundary and wrong-typed values, derived from the schema) and a capped number of random ones,
 all derived from a fixed seed, so a CI run is repeatable; the one check is that nothing answers
 5xx (spec 07: bad input gets a 4xx, never a 500).
+
+Random path parameters name nothing, so most of them stop at a 404. Every other case therefore
+names objects that exist (a document with a frozen version, a stored graph and agent, a run
+waiting at an approval gate, with the draft's current ``If-Match`` revision), so the generated
+bodies and queries reach each operation's own checks: saving a draft, freezing, resuming and
+abandoning a run.
+
+``make fuzz`` runs many more cases per operation (``GATEHOUSE_FUZZ_API_EXAMPLES``), randomly
+seeded; a case that got a 5xx is written to ``cases/api_fuzz/``, which
+``test_api_fuzz_corpus.py`` replays in every run.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+import json
+import os
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
@@ -22,10 +38,37 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
+from editor.services import agents, documents, graphs, runs
+from editor.services.demo import DEMO_AGENTS
 from editor.services.tokens import create_token
+from editor.tasks import drive_run
 
+FUZZING = os.environ.get("GATEHOUSE_FUZZ") == "1"
 #: Random cases per operation, on top of the examples and coverage cases.
-MAX_EXAMPLES = 15
+MAX_EXAMPLES = int(os.environ.get("GATEHOUSE_FUZZ_API_EXAMPLES", "15"))
+#: Where ``make fuzz`` writes a case that got a server error.
+API_CORPUS = Path(__file__).parent / "cases" / "api_fuzz"
+
+#: write (echo) → review (gate) → publish (echo).
+GATED = {
+    "schema_version": 1,
+    "nodes": [
+        {"kind": "tool", "payload": {"id": "write", "tool": "echo"}},
+        {
+            "kind": "gate",
+            "payload": {
+                "id": "review",
+                "approval_schema": {
+                    "type": "object",
+                    "properties": {"approved": {"type": "boolean"}},
+                    "required": ["approved"],
+                },
+            },
+        },
+        {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
+    ],
+    "edges": [{"from": "write", "to": "review"}, {"from": "review", "to": "publish"}],
+}
 
 
 @pytest.fixture
@@ -35,6 +78,20 @@ def bearer(db: None) -> dict[str, str]:
     user.groups.set(Group.objects.all())
     _token, raw = create_token(user, "schemathesis")
     return {"Authorization": f"Bearer {raw}"}
+
+
+@pytest.fixture
+def existing(bearer: dict[str, str]) -> dict[str, str]:
+    """Objects the path parameters can name: a document with a frozen version, a graph, an
+    agent, and a run suspended at its gate."""
+    user = get_user_model().objects.get(username="schemathesis")
+    graph = graphs.store_graph(user, json.dumps(GATED)).graph
+    slug = documents.create_document(user, title="Fuzzed", text=json.dumps(GATED)).slug
+    documents.freeze(user, slug, expected_revision=documents.read_draft(slug).revision)
+    agent = agents.create_agent(user, json.dumps(DEMO_AGENTS["critic"])).agent
+    run = runs.start_run(user, graph, {"topic": "fuzz"}).run
+    assert drive_run.call(run) == "suspended"
+    return {"slug": slug, "graph": graph, "agent": agent, "run": run}
 
 
 @pytest.fixture
@@ -67,15 +124,54 @@ def _node_id_for_schemathesis(request: pytest.FixtureRequest) -> None:
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+_turns = itertools.count()
+
+
+def _name_existing_objects(case: schemathesis.Case, existing: dict[str, str]) -> None:
+    """Every other case: the path names existing objects, and If-Match the draft's revision."""
+    if next(_turns) % 2:
+        return
+    for name in list(case.path_parameters or {}):
+        if name in existing:
+            case.path_parameters[name] = existing[name]
+    if case.headers and "If-Match" in case.headers:
+        case.headers["If-Match"] = f'"{documents.read_draft(existing["slug"]).revision}"'
+
+
+def _keep_failure(case: schemathesis.Case) -> None:
+    """Writes a case that got a server error into the API corpus (``make fuzz`` only)."""
+    body = case.body if isinstance(case.body, (dict, list, str, int, float, bool)) else None
+    record: dict[str, Any] = {
+        "method": case.method,
+        "path": case.formatted_path,
+        "query": case.query or {},
+        "headers": {k: v for k, v in (case.headers or {}).items() if k != "Authorization"},
+        "body": body,
+        "media_type": case.media_type,
+    }
+    text = json.dumps(record, indent=1, default=str) + "\n"
+    API_CORPUS.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    (API_CORPUS / f"{case.method.lower()}-{digest}.json").write_text(text, encoding="utf-8")
+
+
 @schema.parametrize()
 @settings(
     max_examples=MAX_EXAMPLES,
-    derandomize=True,  # the same cases on every run
+    derandomize=not FUZZING,  # the same cases on every run of make test
     database=None,  # and no example database carried between runs
     deadline=None,  # a request's speed is make bench's business, not a test's
     # Generation health checks (slow or heavily filtered data for large schemas) would fail the
     # test for reasons that are not the API's; the check that matters is the status code.
     suppress_health_check=list(HealthCheck),
 )
-def test_no_request_gets_a_server_error(case: schemathesis.Case, bearer: dict[str, str]) -> None:
-    case.call_and_validate(headers=bearer, checks=[not_a_server_error])
+def test_no_request_gets_a_server_error(
+    case: schemathesis.Case, bearer: dict[str, str], existing: dict[str, str]
+) -> None:
+    _name_existing_objects(case, existing)
+    try:
+        case.call_and_validate(headers=bearer, checks=[not_a_server_error])
+    except Exception:
+        if FUZZING:
+            _keep_failure(case)
+        raise

@@ -4,24 +4,31 @@ django-tasks-db does not recover a task whose worker died (spec 04 *Durability*)
 here also runs :func:`editor.tasks.sweep_expired_leases`, from a daemon thread every
 ``GATEHOUSE_SWEEP_SECONDS``, so a run whose lease ran out is queued again. With ``--batch``
 (tests, one-off catch-up) it sweeps once before working through the queue instead.
+When the database goes away (a restart), the worker keeps its process and starts its loop
+again once the database answers, rather than exiting as django-tasks-db's worker does.
 The options are django-tasks-db's own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
+import time
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection, connections
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
 
 from editor.tasks import sweep_expired_leases
 
 logger = logging.getLogger("editor.tasks")
+
+#: Seconds between attempts to reach the database again after the worker lost it.
+OUTAGE_RETRY_SECONDS = 1.0
 
 
 class Sweeper(threading.Thread):
@@ -50,6 +57,8 @@ def sweep_once() -> int:
         return sweep_expired_leases()
     except Exception:  # the database may be briefly unavailable; the next sweep tries again
         logger.exception("the sweep for expired run leases failed")
+        # on a new connection: the database may have restarted, leaving this one broken
+        connection.close()
         return 0
 
 
@@ -83,6 +92,23 @@ class Command(WorkerCommand):
         sweeper = Sweeper(settings.GATEHOUSE_SWEEP_SECONDS)
         sweeper.start()
         try:
-            super().handle(*args, **options)
+            self.work_through_outages(*args, **options)
         finally:
             sweeper.stop()
+
+    def work_through_outages(self, *args: Any, **options: Any) -> None:
+        """django-tasks-db's worker loop, started again when the database goes away under it
+        (a restart, a fail-over) instead of letting the process exit. The run it was driving
+        keeps its event log; its lease runs out and a sweep queues it again."""
+        while True:
+            try:
+                super().handle(*args, **options)
+                return
+            except DatabaseError:
+                logger.exception(
+                    "the worker lost the database; it tries again in %s s", OUTAGE_RETRY_SECONDS
+                )
+                for each in connections.all(initialized_only=True):
+                    with contextlib.suppress(Exception):
+                        each.close()
+                time.sleep(OUTAGE_RETRY_SECONDS)
