@@ -16,18 +16,21 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
 BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
-	tests/benchmarks/live_validation.py tests/benchmarks/engine.py
+	tests/benchmarks/live_validation.py tests/benchmarks/engine.py tests/benchmarks/inbox.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key)
 
-.PHONY: help run test lint bench schema setup setup-dev graphviz chromium
+.PHONY: help run test lint bench load faults fuzz schema setup setup-dev graphviz chromium
 
 help:
 	@echo "make run     set up, migrate, create the first user and the demo, serve and run a worker on 127.0.0.1:$(PORT)"
 	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
 	@echo "make lint    import contracts, ruff check, ruff format --check"
-	@echo "make bench   benchmark the graph core, POST /v1/graphs/validate, live validation, the run engine"
+	@echo "make bench   benchmark the graph core, POST /v1/graphs/validate, live validation, the run engine, the inbox"
+	@echo "make load    load test: gunicorn, PostgreSQL and 2 run workers under authors, API clients, approvers"
+	@echo "make faults  fault tests: kill -9 a worker, restart PostgreSQL, fill the body cap (private PostgreSQL)"
+	@echo "make fuzz    the fuzzers for longer: Hypothesis on the parser and expressions, Schemathesis on /v1"
 	@echo "make schema  regenerate docs/schemas/graph.schema.json"
 
 # --- Python and its packages -------------------------------------------------------------------
@@ -121,6 +124,28 @@ lint: $(VENV)/.dev-installed
 
 bench: setup
 	@for benchmark in $(BENCHMARKS); do echo "== $$benchmark"; $(PY) "$$benchmark"; echo; done
+
+# A private PostgreSQL server (or DATABASE_URL's), gunicorn and 2 run workers on loopback, under
+# a mix of traffic for 60 s; LOAD_ARGS passes options (--duration, --authors, --clients, …).
+load: setup
+	$(PY) tests/load/run_load.py $(LOAD_ARGS)
+
+# Outside make test: real gunicorn and db_worker processes against a private PostgreSQL cluster
+# (initdb under a temporary folder, port GATEHOUSE_FAULTS_PG_PORT, default 55443), then broken.
+faults: setup-dev
+	GATEHOUSE_FAULTS=1 $(VENV)/bin/pytest -q tests/faults
+
+# The fuzzers of make test with many more examples, randomly seeded; Hypothesis' example database
+# is kept under var/fuzz/, and inputs found interesting are written into the corpora
+# (tests/unit/cases/fuzz/, tests/integration/cases/api_fuzz/) that make test replays.
+FUZZ_EXAMPLES ?= 5000
+FUZZ_API_EXAMPLES ?= 100
+fuzz: setup-dev
+	@mkdir -p var/fuzz
+	GATEHOUSE_FUZZ=1 GATEHOUSE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+		GATEHOUSE_FUZZ_API_EXAMPLES=$(FUZZ_API_EXAMPLES) $(VENV)/bin/pytest -q \
+		tests/unit/test_fuzz.py tests/unit/test_fuzz_corpus.py \
+		tests/integration/test_api_schemathesis.py tests/integration/test_api_fuzz_corpus.py
 
 schema: setup-dev
 	GATEHOUSE_UPDATE_SCHEMA=1 $(VENV)/bin/pytest -q tests/unit/test_schema.py
