@@ -122,9 +122,21 @@ class InboxItem:
     @property
     def waiting_since(self) -> datetime | None:
         try:
-            return datetime.fromisoformat(self.suspended_at)
+            return datetime.fromisoformat(self.suspended_at.replace("Z", "+00:00"))
         except ValueError:
             return None
+
+    @property
+    def waiting_since_text(self) -> str:
+        """``waiting_since`` as ``account/_time.html`` shows a moment, without the include
+        (the inbox's first page shows 50 of them)."""
+        moment = self.waiting_since
+        return moment.strftime("%Y-%m-%d %H:%M") if moment else ""
+
+    @property
+    def waiting_since_iso(self) -> str:
+        moment = self.waiting_since
+        return moment.isoformat() if moment else ""
 
     @property
     def value_text(self) -> str:

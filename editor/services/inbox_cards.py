@@ -57,15 +57,17 @@ class Card:
         return [field_html(field, self.card_id) for field in self.form.fields]
 
 
-def card(user: Any, item: InboxItem) -> Card:
+def card(user: Any, item: InboxItem, *, may_resolve: bool | None = None) -> Card:
     """The card of a pending item, as the inbox first shows it."""
     form = None
     if item.kind == "gate":
         form = approval_forms.approval_form(item.input_schema, item.value)
+    if may_resolve is None:
+        may_resolve = inbox.may_resolve(user, item.kind)
     return Card(
         card_id=item.card_id,
         item=item,
-        may_resolve=inbox.may_resolve(user, item.kind),
+        may_resolve=may_resolve,
         form=form,
         limit_text=str(item.suggested_limit) if item.kind == "budget" else "",
         output_text="",
@@ -73,7 +75,9 @@ def card(user: Any, item: InboxItem) -> Card:
 
 
 def cards(user: Any, items: list[InboxItem]) -> list[Card]:
-    return [card(user, item) for item in items]
+    # One permission check per kind of item, not per card.
+    allowed = {kind: inbox.may_resolve(user, kind) for kind in {item.kind for item in items}}
+    return [card(user, item, may_resolve=allowed[item.kind]) for item in items]
 
 
 def _scope(text: str) -> Any:

@@ -68,6 +68,7 @@ def setup_django(directory: Path) -> None:
         GATEHOUSE_SECURE_COOKIES="false",
         GATEHOUSE_VAR_DIR=str(directory),
     )
+    os.environ.setdefault("GATEHOUSE_LOG_LEVEL", "WARNING")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{directory / 'inbox.sqlite3'}")
     for name in ("DATABASE_URL_FILE", "SECRET_KEY_FILE"):
         os.environ.pop(name, None)
