@@ -234,6 +234,18 @@ class Run(models.Model):
         indexes: ClassVar[list[models.Index]] = [
             models.Index(fields=("state", "parked_at"), name="run_state_parked"),
             models.Index(fields=("graph", "-created_at"), name="run_graph_created"),
+            # The inbox: parked runs oldest first, their graphs, their count (parked_at is set
+            # exactly while a run is parked).
+            models.Index(
+                fields=("parked_at", "id"),
+                name="run_parked_order",
+                condition=models.Q(parked_at__isnull=False),
+            ),
+            models.Index(
+                fields=("graph", "parked_at"),
+                name="run_parked_graph",
+                condition=models.Q(parked_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

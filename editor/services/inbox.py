@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from django.db import connection
 from django.db.models import Q
 
 from editor.engine.states import PARKED
@@ -393,9 +394,16 @@ def _cards(pairs: list[tuple[Run, dict[str, Any]]]) -> list[InboxItem]:
     ]
 
 
+def _parked() -> Any:
+    """The parked runs. ``parked_at`` is set exactly while a run is parked (the store keeps it
+    with the state), and the partial indexes over it (``run_parked_order``,
+    ``run_parked_graph``) let the first page walk them in order instead of sorting them all."""
+    return Run.objects.filter(parked_at__isnull=False, state__in=_PARKED)
+
+
 def _parked_runs() -> Any:
     return (
-        Run.objects.filter(state__in=_PARKED)
+        _parked()
         .select_related("document")
         .only("id", "graph", "status", "parked_at", "document", "document__slug", "document__title")
     )
@@ -460,17 +468,33 @@ def pending_item(run_id: str, node: str | None, scope: Any = None) -> InboxItem 
 
 def pending_count() -> int:
     """How many runs wait for a person (the navigation bar's count): one ``COUNT``."""
-    return Run.objects.filter(state__in=_PARKED).count()
+    return _parked().count()
+
+
+# A loose index scan over run_parked_graph (graph, parked_at) WHERE parked_at IS NOT NULL: one
+# index probe per distinct graph, however many runs wait, where SELECT DISTINCT reads them all.
+# Plain SQL that SQLite and PostgreSQL both run; parked_at is set exactly while a run is parked.
+_PARKED_GRAPHS_SQL = """
+WITH RECURSIVE graphs(graph_id) AS (
+    SELECT MIN(graph_id) FROM editor_run WHERE parked_at IS NOT NULL
+    UNION ALL
+    SELECT (SELECT MIN(graph_id) FROM editor_run
+            WHERE parked_at IS NOT NULL AND graph_id > graphs.graph_id)
+    FROM graphs WHERE graphs.graph_id IS NOT NULL
+)
+SELECT graph_id FROM graphs WHERE graph_id IS NOT NULL LIMIT %s
+"""
+
+
+def _parked_graphs(limit: int) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(_PARKED_GRAPHS_SQL, [limit])
+        return [row[0] for row in cursor.fetchall()]
 
 
 def graph_choices() -> list[GraphChoice]:
     """The graphs that have something waiting, for the inbox's filter (two queries)."""
-    hashes = list(
-        Run.objects.filter(state__in=_PARKED)
-        .order_by("graph_id")
-        .values_list("graph_id", flat=True)
-        .distinct()[:GRAPH_CHOICES]
-    )
+    hashes = _parked_graphs(GRAPH_CHOICES)
     versions = _titles(hashes) if hashes else {}
     choices = []
     for digest in hashes:
