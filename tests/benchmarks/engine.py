@@ -15,7 +15,6 @@ Run it with ``make bench`` (or ``python tests/benchmarks/engine.py``).
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -27,6 +26,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from django_setup import setup_django  # noqa: E402  (this folder, on sys.path when run)
 
 from editor.engine import (  # noqa: E402
     Engine,
@@ -144,7 +145,7 @@ class Orm(Backend):
     name = "ORM store, SQLite"
 
     def __init__(self, directory: Path) -> None:
-        setup_django(directory)
+        setup_django(directory, database="engine.sqlite3")
         from editor.store import OrmRunStore
 
         self.installation = installation()
@@ -180,26 +181,6 @@ class Orm(Backend):
 
     def load(self, run_id: str) -> Any:
         return self.store.load_run(run_id)
-
-
-def setup_django(directory: Path) -> None:
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="editor.settings",
-        DEBUG="false",
-        SECRET_KEY="benchmark-only-secret-key-" + "x" * 30,
-        ALLOWED_HOSTS="testserver",
-        GATEHOUSE_SECURE_COOKIES="false",
-        GATEHOUSE_VAR_DIR=str(directory),
-        DATABASE_URL=f"sqlite:///{directory / 'engine.sqlite3'}",
-    )
-    for name in ("DATABASE_URL_FILE", "SECRET_KEY_FILE"):
-        os.environ.pop(name, None)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def overhead(backend: Backend) -> tuple[float, float, int]:

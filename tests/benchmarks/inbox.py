@@ -16,7 +16,6 @@ Run it with ``make bench`` (or ``python tests/benchmarks/inbox.py``).
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -27,6 +26,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from django_setup import setup_django  # noqa: E402  (this folder, on sys.path when run)
 
 PENDING = 10_000
 PAGE_REQUESTS = 30
@@ -57,35 +58,6 @@ GRAPH = {
     ],
     "edges": [{"from": "write", "to": "review"}, {"from": "review", "to": "publish"}],
 }
-
-
-def setup_django(directory: Path) -> None:
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="editor.settings",
-        DEBUG="false",
-        SECRET_KEY="benchmark-only-secret-key-" + "x" * 30,
-        ALLOWED_HOSTS="testserver",
-        GATEHOUSE_SECURE_COOKIES="false",
-        GATEHOUSE_VAR_DIR=str(directory),
-    )
-    os.environ.setdefault("GATEHOUSE_LOG_LEVEL", "WARNING")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{directory / 'inbox.sqlite3'}")
-    for name in ("DATABASE_URL_FILE", "SECRET_KEY_FILE"):
-        os.environ.pop(name, None)
-    import warnings
-
-    import django
-
-    warnings.filterwarnings("ignore", "No directory at", UserWarning)
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def user(name: str, group: str) -> Any:
@@ -176,7 +148,7 @@ def p(samples: list[float], fraction: float) -> float:
 
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gatehouse-inbox-bench-") as directory:
-        setup_django(Path(directory))
+        setup_django(Path(directory), database="inbox.sqlite3", respect_url=True)
         from django.db import connection
         from django.test import Client
 

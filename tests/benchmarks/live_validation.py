@@ -22,7 +22,6 @@ Run it with ``make bench``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import statistics
@@ -34,7 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graph_core import build_document  # this folder, put on sys.path by running it
+from django_setup import setup_django  # this folder, put on sys.path by running it
+from graph_core import build_document
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = ((20, 60), (100, 40), (500, 15))  # nodes, measured edits
@@ -45,36 +45,6 @@ SHOWN_KEYS = {
     "shown_canvas": re.compile(r'<figure class="canvas" id="canvas" data-canvas data-key="(\w+)"'),
     "shown_structure": re.compile(r'<ul class="node-list" id="node-list" data-key="(\w+)"'),
 }
-
-
-def setup_django(directory: Path) -> None:
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="editor.settings",
-        DEBUG="false",
-        SECRET_KEY="benchmark-only-secret-key-" + "x" * 30,
-        ALLOWED_HOSTS="testserver",
-        GATEHOUSE_SECURE_COOKIES="false",
-        GATEHOUSE_VAR_DIR=str(directory),
-        DATABASE_URL=f"sqlite:///{directory / 'bench.sqlite3'}",
-    )
-    os.environ.pop("DATABASE_URL_FILE", None)
-    os.environ.pop("SECRET_KEY_FILE", None)
-    import warnings
-
-    import django
-
-    # WhiteNoise warns that collectstatic has not run; the pages' static files are not served.
-    warnings.filterwarnings("ignore", "No directory at", UserWarning)
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
-    # The pages' templates name static files; no collectstatic here, so plain storage.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:

@@ -42,33 +42,13 @@ from editor.services import agents, documents, graphs, runs
 from editor.services.demo import DEMO_AGENTS
 from editor.services.tokens import create_token
 from editor.tasks import drive_run
+from tests.integration.runs.starting import GATED
 
 FUZZING = os.environ.get("GATEHOUSE_FUZZ") == "1"
 #: Random cases per operation, on top of the examples and coverage cases.
 MAX_EXAMPLES = int(os.environ.get("GATEHOUSE_FUZZ_API_EXAMPLES", "15"))
 #: Where ``make fuzz`` writes a case that got a server error.
 API_CORPUS = Path(__file__).parent / "cases" / "api_fuzz"
-
-#: write (echo) → review (gate) → publish (echo).
-GATED = {
-    "schema_version": 1,
-    "nodes": [
-        {"kind": "tool", "payload": {"id": "write", "tool": "echo"}},
-        {
-            "kind": "gate",
-            "payload": {
-                "id": "review",
-                "approval_schema": {
-                    "type": "object",
-                    "properties": {"approved": {"type": "boolean"}},
-                    "required": ["approved"],
-                },
-            },
-        },
-        {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
-    ],
-    "edges": [{"from": "write", "to": "review"}, {"from": "review", "to": "publish"}],
-}
 
 
 @pytest.fixture
