@@ -17,7 +17,7 @@ from editor.engine.events import check_append
 from editor.engine.ports import Envelope, RunRecord, SystemClock
 from editor.engine.records import start_event
 from editor.engine.status import run_status
-from editor.graph import Graph, canonical_graph, graph_hash
+from editor.graph import Graph, canonical_graph, graph_hash, hash_bytes
 
 __all__ = ["InMemoryStore"]
 
@@ -33,7 +33,7 @@ class InMemoryStore:
 
     def add_graph(self, graph: Graph | bytes) -> str:
         data = graph if isinstance(graph, bytes) else canonical_graph(graph)
-        digest = graph_hash(graph) if isinstance(graph, Graph) else _sha(data)
+        digest = graph_hash(graph) if isinstance(graph, Graph) else hash_bytes(data)
         self.graphs[digest] = data
         return digest
 
@@ -93,9 +93,3 @@ class InMemoryStore:
 
     def release_thread(self) -> None:
         return None
-
-
-def _sha(data: bytes) -> str:
-    import hashlib
-
-    return "sha256:" + hashlib.sha256(data).hexdigest()

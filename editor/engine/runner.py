@@ -55,6 +55,7 @@ from editor.graph import (
     Graph,
     MapNode,
     ToolNode,
+    hash_bytes,
     parse_document,
     parse_expression,
     parse_reference,
@@ -186,7 +187,7 @@ class _Drive(CallSteps, IterationSteps):
         data = self.store.load_graph(graph_hash)
         if data is None:
             raise StepFailed(f"the graph `{graph_hash}` is not stored here", "unknown_graph")
-        if hash_value_bytes(data) != graph_hash:
+        if hash_bytes(data) != graph_hash:
             raise StepFailed(
                 f"the stored graph does not match its hash `{graph_hash}`: it was changed "
                 f"after it was frozen",
@@ -368,9 +369,3 @@ class _Drive(CallSteps, IterationSteps):
         problem = first_violation(schema, value)
         if problem is not None:
             raise StepFailed(f"{what} does not match its {field}: {problem}")
-
-
-def hash_value_bytes(data: bytes) -> str:
-    import hashlib
-
-    return "sha256:" + hashlib.sha256(data).hexdigest()

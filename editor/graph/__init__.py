@@ -22,7 +22,7 @@ from editor.graph.expressions import (
     parse_expression,
     parse_reference,
 )
-from editor.graph.jsonio import canonical_json, hash_value, read_json
+from editor.graph.jsonio import canonical_json, hash_bytes, hash_value, read_json
 from editor.graph.model import (
     SCHEMA_VERSION,
     AgentNode,
@@ -69,6 +69,7 @@ __all__ = [
     "diff_graphs",
     "graph_hash",
     "graph_json_schema",
+    "hash_bytes",
     "hash_value",
     "parse_agent_definition",
     "parse_document",

@@ -347,6 +347,11 @@ def canonical_text(value: Any) -> str:
     return canonical_json(value).decode("utf-8")
 
 
+def hash_bytes(data: bytes) -> str:
+    """``sha256:`` + the lowercase hex SHA-256 of ``data`` (canonical bytes, say: a graph's id)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def hash_value(value: Any) -> str:
     """``sha256:`` + the lowercase hex SHA-256 of the value's canonical form."""
-    return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()
+    return hash_bytes(canonical_json(value))
