@@ -76,6 +76,19 @@ def may_resolve(user: Any, kind: str) -> bool:
     return can_approve(user) if kind == "gate" else can_operate(user)
 
 
+def short_graph_hash(graph_hash: str) -> str:
+    """The first 8 hex digits of a graph hash, as the cards show it."""
+    return graph_hash.removeprefix("sha256:")[:8]
+
+
+def _moment(text: str) -> datetime | None:
+    """An event's ``recorded_at`` (RFC 3339, ``Z``) as a datetime; ``None`` when unreadable."""
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class InboxItem:
     """One card of the inbox: a pending gate, budget or reconciliation of one run."""
@@ -114,7 +127,7 @@ class InboxItem:
 
     @property
     def short_hash(self) -> str:
-        return self.graph_hash.removeprefix("sha256:")[:8]
+        return short_graph_hash(self.graph_hash)
 
     @property
     def hex_digest(self) -> str:
@@ -122,10 +135,7 @@ class InboxItem:
 
     @property
     def waiting_since(self) -> datetime | None:
-        try:
-            return datetime.fromisoformat(self.suspended_at.replace("Z", "+00:00"))
-        except ValueError:
-            return None
+        return _moment(self.suspended_at)
 
     @property
     def waiting_since_text(self) -> str:
@@ -196,7 +206,7 @@ class GraphChoice:
 
     @property
     def label(self) -> str:
-        short = self.graph_hash.removeprefix("sha256:")[:8]
+        short = short_graph_hash(self.graph_hash)
         if self.title:
             version = f" v{self.version}" if self.version is not None else ""
             return f"{self.title}{version} ({short})"
@@ -223,7 +233,7 @@ class Decision:
 
     @property
     def short_hash(self) -> str:
-        return self.graph_hash.removeprefix("sha256:")[:8]
+        return short_graph_hash(self.graph_hash)
 
     @property
     def hex_digest(self) -> str:
@@ -235,10 +245,7 @@ class Decision:
 
     @property
     def decided_at(self) -> datetime | None:
-        try:
-            return datetime.fromisoformat(self.at)
-        except ValueError:
-            return None
+        return _moment(self.at)
 
     def as_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {
