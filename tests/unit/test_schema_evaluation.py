@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
 
 from editor.engine.schemas import first_violation, violations
 from tests.outside_world import SECRET, CountingServer, counting_server, secret_file
+from tests.unit.fuzzing import fuzz_settings
+from tests.unit.strategies import json_schemas, json_values
 
 __all__ = ["counting_server", "secret_file"]  # fixtures used here
 
@@ -219,3 +222,87 @@ def test_compiled_schemas_are_memoised_in_a_bounded_cache() -> None:
     for n in range(bound + 10):
         compile_schema({"const": n})
     assert compiled_cache_info().currsize == bound
+
+
+# --- In a run: the worker fails the run with the reason, and reaches nothing -------------------
+
+
+def test_a_stored_node_schema_with_a_remote_reference_fails_the_run_and_fetches_nothing(
+    counting_server: CountingServer,
+) -> None:
+    from editor.graph.model import ToolNode
+    from tests.unit.engine.harness import Harness, graph
+
+    h = Harness()
+    url = f"{counting_server.url}/x.json"
+    run_id = h.run(graph(ToolNode("t", "echo", input_schema={"$ref": url})), 1)
+
+    assert h.error(run_id) == (
+        "tool node `t`: its input does not match its input_schema: the schema cannot be used: "
+        f"it refers outside itself at `/$ref`: `{url}` (only local `#…` references are allowed)"
+    )
+    assert counting_server.hits == []
+
+
+def test_a_registered_tools_remote_schema_fails_the_call_and_fetches_nothing(
+    counting_server: CountingServer,
+) -> None:
+    from editor.graph.model import ToolNode
+    from tests.unit.engine.harness import Harness, graph
+
+    h = Harness()
+    h.tool("hostile", lambda value, _: value, output_schema={"$ref": f"{counting_server.url}/"})
+    run_id = h.run(graph(ToolNode("t", "hostile")), 1)
+
+    assert h.error(run_id).startswith(
+        "tool node `t` failed: its answer does not match the tool's output schema: "
+        "the schema cannot be used: it refers outside itself"
+    )
+    assert counting_server.hits == []
+
+
+def test_a_stored_accumulator_with_a_pattern_re2_cannot_run_fails_the_fold_clearly() -> None:
+    from editor.graph.model import FoldNode, JoinLast, NodeBody, ToolNode
+    from tests.unit.engine.harness import Harness, graph
+
+    fold = FoldNode(
+        "f",
+        body=NodeBody("w"),
+        max_iterations=2,
+        stop_when="done",
+        join=JoinLast(),
+        accumulator_schema={"properties": {"s": {"pattern": "(?<=a)b"}}},
+    )
+    h = Harness()
+    run_id = h.run(graph(fold, ToolNode("w", "echo")), {"s": "ab", "done": True})
+
+    assert "accumulator_schema: the schema cannot be used: it has a pattern at " in h.error(run_id)
+    assert "invalid perl operator: (?<" in h.error(run_id)
+
+
+# --- Depth -----------------------------------------------------------------------------------
+
+
+def test_a_schema_nested_to_the_reader_cap_is_checked() -> None:
+    schema: Any = {"type": "integer"}
+    for _ in range(126):
+        schema = {"allOf": [schema]}
+    assert violations(schema, 1) == []
+    assert violations(schema, "x")[0]["path"] == "$"
+
+
+def test_references_that_nest_past_the_cap_are_refused() -> None:
+    defs = {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(200)}
+    defs["d200"] = {"type": "integer"}
+    message = unusable({"$defs": defs, "$ref": "#/$defs/d0"})
+    assert "nests deeper than 128 levels once its references are followed" in message
+
+
+# --- Any stored value as a schema, any value to check: an answer, never an exception -----------
+
+
+@fuzz_settings()
+@given(schema=json_schemas(), value=json_values())
+def test_checking_any_value_against_any_stored_schema_answers(schema: Any, value: Any) -> None:
+    found = violations(schema, value)
+    assert all(set(item) == {"path", "message"} for item in found)

@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
 
 from editor.graph import validate_document
 from tests.outside_world import SECRET, CountingServer, counting_server, secret_file
+from tests.unit.fuzzing import fuzz_settings
+from tests.unit.strategies import json_schemas
 from tests.unit.test_validation import agent, doc, fold_node, gate, map_node, subgraph, tool
 
 __all__ = ["counting_server", "secret_file"]  # fixtures used here
@@ -308,3 +311,19 @@ def test_a_long_id_in_a_subgraph_carries_the_owner() -> None:
     error = only_error(doc([map_node("m", subgraph(inner))]))
     assert error["code"] == "node_id_too_long"
     assert error["subgraph"] == ["m"]
+
+
+@fuzz_settings()
+@given(schema=json_schemas())
+def test_validating_any_schema_answers_and_a_schema_it_accepts_can_be_evaluated(
+    schema: Any,
+) -> None:
+    from editor.engine.schemas import violations
+
+    body = validate_document(json.dumps(doc([agent("a", input_schema=schema)])))
+    if body["valid"]:
+        for value in (None, 1, "a", [1, "b"], {"a": 1, "b": [2]}):
+            assert not any(
+                v["message"].startswith("the schema cannot be used")
+                for v in violations(schema, value)
+            ), schema

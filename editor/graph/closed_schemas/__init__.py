@@ -133,16 +133,19 @@ class CompiledSchema:
 
     def __init__(self, schema: Any) -> None:
         self._validator: Any = None
+        self._problem: str | None = None
+        if not isinstance(schema, dict | bool):
+            self._problem = "it is not a JSON Schema (an object or a boolean)"
+            return
         try:
             findings = analyse(schema)
+            if not findings:
+                self._validator = _ClosedValidator(schema, registry=_NOTHING)
         except Exception as error:  # a stored value no schema reader would accept
             self._problem = f"it cannot be read as a schema ({type(error).__name__})"
             return
         if findings:
-            self._problem: str | None = findings[0].describe("it")
-        else:
-            self._problem = None
-            self._validator = _ClosedValidator(schema, registry=_NOTHING)
+            self._problem = findings[0].describe("it")
 
     @property
     def problem(self) -> str | None:
