@@ -30,6 +30,7 @@ from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
 from jsonschema.validators import extend
 from referencing import Registry
 from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
 
 from editor.graph.closed_schemas.analysis import (
     DIALECT,
@@ -37,6 +38,7 @@ from editor.graph.closed_schemas.analysis import (
     MAX_EXPANSION,
     Finding,
     analyse,
+    may_have_findings,
 )
 from editor.graph.closed_schemas.patterns import KEYWORDS, PatternUnsupported
 from editor.graph.errors import GraphError
@@ -51,7 +53,9 @@ __all__ = [
     "Finding",
     "SchemaUnusable",
     "compile_schema",
+    "analyse",
     "compiled_cache_info",
+    "may_have_findings",
     "meta_schema_problem",
     "schema_findings",
 ]
@@ -115,7 +119,7 @@ def meta_schema_problem(schema: Any) -> str | None:
 
 @lru_cache(maxsize=_FINDINGS_CACHE_SIZE)
 def _findings(text: bytes) -> tuple[Finding, ...]:
-    return analyse(json.loads(text))
+    return analyse(json.loads(text)) if may_have_findings(text) else ()
 
 
 def schema_findings(schema: Any, key: bytes | None = None) -> tuple[Finding, ...]:
@@ -131,16 +135,22 @@ class CompiledSchema:
 
     __slots__ = ("_problem", "_validator")
 
-    def __init__(self, schema: Any) -> None:
+    def __init__(self, schema: Any, *, read: bool = True) -> None:
+        """``read=False`` skips the closed-world reading, for a caller that knows from the
+        canonical bytes that there is nothing to find (:func:`may_have_findings`)."""
         self._validator: Any = None
         self._problem: str | None = None
         if not isinstance(schema, dict | bool):
             self._problem = "it is not a JSON Schema (an object or a boolean)"
             return
         try:
-            findings = analyse(schema)
+            findings = analyse(schema) if read else ()
             if not findings:
-                self._validator = _ClosedValidator(schema, registry=_NOTHING)
+                # The root resolver given directly: passing ``registry=`` would make jsonschema
+                # combine it with every bundled meta-schema on each compile (5 µs), and a
+                # schema here has no use for them (its references are all local).
+                resolver = _NOTHING.resolver_with_root(DRAFT202012.create_resource(schema))
+                self._validator = _ClosedValidator(schema, _resolver=resolver)
         except Exception as error:  # a stored value no schema reader would accept
             self._problem = f"it cannot be read as a schema ({type(error).__name__})"
             return
@@ -177,7 +187,7 @@ class CompiledSchema:
 
 @lru_cache(maxsize=_COMPILED_CACHE_SIZE)
 def _compile_text(text: bytes) -> CompiledSchema:
-    return CompiledSchema(json.loads(text))
+    return CompiledSchema(json.loads(text), read=may_have_findings(text))
 
 
 def compile_schema(schema: Any, key: bytes | None = None) -> CompiledSchema:

@@ -30,7 +30,7 @@ from referencing.jsonschema import DRAFT202012
 
 from editor.graph.closed_schemas.patterns import pattern_error
 
-__all__ = ["DIALECT", "MAX_DEPTH", "MAX_EXPANSION", "Finding", "analyse"]
+__all__ = ["DIALECT", "MAX_DEPTH", "MAX_EXPANSION", "Finding", "analyse", "may_have_findings"]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _DIALECTS = frozenset({DIALECT, DIALECT + "#"})
@@ -186,7 +186,9 @@ class _Walk:
                 if keyword == "patternProperties":
                     self._pattern(key, child_path)
                 if isinstance(child, dict):
-                    inner = resolver.in_subresource(DRAFT202012.create_resource(child))
+                    inner = resolver
+                    if "$id" in child:  # only an `$id` moves the base of references
+                        inner = resolver.in_subresource(DRAFT202012.create_resource(child))
                     child_number = self.read(child, child_path, inner)
                     if evaluated:
                         self.children[number].append(child_number)
@@ -357,6 +359,17 @@ def _measure(walk: _Walk, edges: list[list[int]]) -> None:
         walk.find(order, "schema_references_too_deep", max=MAX_DEPTH)
 
 
+#: Keywords (as written in canonical JSON) without which :func:`analyse` finds nothing.
+_TELLTALES = (b'"$ref"', b'"$dynamicRef"', b'"$schema"', b'"pattern')
+
+
+def may_have_findings(canonical: bytes) -> bool:
+    """Whether a schema's canonical bytes name any keyword :func:`analyse` looks at; when
+    they do not, there is nothing to find and the reading can be skipped. (The canonical
+    writer escapes neither ``$`` nor letters, so a keyword always appears as written.)"""
+    return any(telltale in canonical for telltale in _TELLTALES)
+
+
 def analyse(schema: Any) -> tuple[Finding, ...]:
     """Every reason ``schema`` cannot be evaluated in a closed world, in schema order.
 
@@ -365,7 +378,7 @@ def analyse(schema: Any) -> tuple[Finding, ...]:
     """
     walk = _Walk(schema)
     walk.run()
-    if walk.children:
+    if walk.references:  # without them the schema is a tree: no cycle, no growth
         edges = _edges(walk)
         if not _recursive(walk, edges):
             _measure(walk, edges)
