@@ -306,3 +306,7 @@ def test_references_that_nest_past_the_cap_are_refused() -> None:
 def test_checking_any_value_against_any_stored_schema_answers(schema: Any, value: Any) -> None:
     found = violations(schema, value)
     assert all(set(item) == {"path", "message"} for item in found)
+
+
+def test_a_schema_that_is_not_json_is_a_clear_violation() -> None:
+    assert "cannot be written as JSON" in unusable({"pattern": "\ud800"})

@@ -327,3 +327,14 @@ def test_validating_any_schema_answers_and_a_schema_it_accepts_can_be_evaluated(
                 v["message"].startswith("the schema cannot be used")
                 for v in violations(schema, value)
             ), schema
+
+
+def test_a_reference_into_a_value_reads_what_it_finds_there() -> None:
+    from editor.engine.schemas import violations
+
+    schema = {"const": {"x": [{"type": "string"}]}, "$ref": "#/const/x/0"}
+    assert is_valid(doc([agent("a", input_schema=schema)]))
+    assert [v["path"] for v in violations(schema, 5)] == ["$", "$"]  # const, then type
+    not_a_schema = {"const": {"x": [1]}, "$ref": "#/const/x/0"}
+    error = only_error(doc([agent("a", input_schema=not_a_schema)]))
+    assert (error["code"], error["reference"]) == ("schema_reference_dangling", "#/const/x/0")

@@ -140,6 +140,9 @@ class CompiledSchema:
         canonical bytes that there is nothing to find (:func:`may_have_findings`)."""
         self._validator: Any = None
         self._problem: str | None = None
+        if schema is _NOT_JSON:
+            self._problem = "it cannot be written as JSON"
+            return
         if not isinstance(schema, dict | bool):
             self._problem = "it is not a JSON Schema (an object or a boolean)"
             return
@@ -196,7 +199,16 @@ def compile_schema(schema: Any, key: bytes | None = None) -> CompiledSchema:
     The value compiled is read back from those bytes, so later changes to ``schema`` (a
     caller's dict) cannot reach the cached validator.
     """
-    return _compile_text(canonical_json(schema) if key is None else key)
+    if key is None:
+        try:
+            key = canonical_json(schema)
+        except (TypeError, ValueError):  # built in code: a lone surrogate, a NaN, a set
+            return CompiledSchema(_NOT_JSON)
+    return _compile_text(key)
+
+
+#: What :func:`compile_schema` compiles in place of a value that is not JSON at all.
+_NOT_JSON: Any = object()
 
 
 def compiled_cache_info() -> _CacheInfo:

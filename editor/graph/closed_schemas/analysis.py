@@ -174,7 +174,7 @@ class _Walk:
             value = schema[keyword]
             here = f"{path}/{_escape(keyword)}"
             if keyword == "$schema":
-                if value not in _DIALECTS or number != 0:
+                if not isinstance(value, str) or value not in _DIALECTS or number != 0:
                     self.find(self.tick(), "schema_dialect_unsupported", path=here, dialect=value)
             elif keyword in ("$ref", "$dynamicRef"):
                 self._reference(number, keyword, value, here, resolver)
@@ -216,6 +216,8 @@ class _Walk:
             resolved = reference.resolver.lookup(reference.reference)
         except Unresolvable:
             target: Any = None
+        except Exception:
+            target = None
         else:
             target = resolved.contents
         if isinstance(target, bool):
