@@ -4,9 +4,10 @@ The reference checks 1–9 run first, in the reference's order and loop order,
 with its exact codes, extra keys and messages; then our extensions E1–E7, E9,
 E10 (schemas that could not be evaluated in a closed world) and E11 (node ids
 over 256 characters); then, per E8, every embedded subgraph is validated the
-same way, depth-first in document order, its errors carrying the owner chain. E0 runs before everything
-and, when the document is over the size caps, is the only error. Errors are
-plain dicts whose keys come in the order the API returns them.
+same way, depth-first in document order, its errors carrying the owner chain.
+E0 runs before everything and, when the document is over the size caps, is the
+only error. Errors are plain dicts whose keys come in the order the API returns
+them.
 
 :mod:`.level` holds the checks of one document level; :mod:`.schemas` the
 memoised JSON Schema checks of E6 and E10.
