@@ -310,3 +310,20 @@ def test_checking_any_value_against_any_stored_schema_answers(schema: Any, value
 
 def test_a_schema_that_is_not_json_is_a_clear_violation() -> None:
     assert "cannot be written as JSON" in unusable({"pattern": "\ud800"})
+
+
+def test_only_the_closed_world_module_builds_a_jsonschema_validator() -> None:
+    """The one compile step: anything else that built a validator would get jsonschema's
+    default registry (which fetches remote references) and Python's `re` for patterns."""
+    import re as regex
+
+    import editor
+
+    building = regex.compile(r"Draft\d+Validator|validator_for|RefResolver|jsonschema\.validate\b")
+    root = Path(editor.__file__).parent
+    offenders = [
+        str(path.relative_to(root))
+        for path in sorted(root.rglob("*.py"))
+        if "closed_schemas" not in path.parts and building.search(path.read_text("utf-8"))
+    ]
+    assert offenders == []

@@ -95,3 +95,32 @@ def test_storing_a_graph_with_such_a_schema_is_refused(api: Caller) -> None:
     assert error["code"] == "invalid_graph"
     codes = [problem["code"] for problem in error["details"]["errors"]]
     assert codes == ["schema_reference_dangling"]
+
+
+def test_the_inbox_card_of_such_a_gate_shows_the_reason_and_records_nothing(
+    client: Any, operator: User, approver: User
+) -> None:
+    from editor.models import Run
+
+    schema = {
+        "type": "object",
+        "properties": {"approved": {"type": "boolean"}, "x": {"$ref": "#/$defs/missing"}},
+    }
+    run_id = suspended_at(operator, gated_with(schema))
+    before = event_count(run_id)
+    seq = str(Run.objects.get(pk=run_id).status["pending"][0]["seq"])
+    client.force_login(approver)
+
+    page = client.get("/inbox/")
+    response = client.post(
+        f"/inbox/{run_id}/resolve/",
+        {"node": "review", "seq": seq, "field-approved": "true"},
+        headers={"HX-Request": "true"},
+    )
+
+    assert page.status_code == 200
+    assert response.status_code == 200
+    assert "the schema cannot be used: it has a reference `#/$defs/missing`" in (
+        response.content.decode()
+    )
+    assert event_count(run_id) == before
