@@ -22,7 +22,7 @@ import json
 import sys
 import threading
 from collections.abc import Callable
-from functools import _CacheInfo, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -211,6 +211,6 @@ def compile_schema(schema: Any, key: bytes | None = None) -> CompiledSchema:
 _NOT_JSON: Any = object()
 
 
-def compiled_cache_info() -> _CacheInfo:
-    """Hits, misses and size of the compiled-schema cache (bounded)."""
+def compiled_cache_info() -> Any:
+    """Hits, misses and size of the compiled-schema cache (bounded): functools' cache info."""
     return _compile_text.cache_info()
