@@ -1,21 +1,23 @@
-"""JSON Schema checks for the engine: declared node schemas and resume inputs.
+"""JSON Schema checks for the engine: declared node schemas, accumulators and resume inputs.
 
 Violations name their place in the reference's path form (``$``, ``$.a``, ``$[0]``).
-Validators are memoised by the schema's canonical text: runs check the same few schemas
-over and over.
+Schemas are compiled by :mod:`editor.graph.closed_schemas` (memoised by canonical text): no
+reference is ever fetched and patterns run in linear time. A schema that cannot be used (a
+graph stored before validation refused it) is reported as one violation that says why,
+``the schema cannot be used: …``, instead of an exception.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from editor.graph import canonical_json
+from editor.graph.closed_schemas import SchemaUnusable, compile_schema
 
 __all__ = ["first_violation", "json_path", "violations"]
+
+_UNUSABLE = "the schema cannot be used: "
 
 
 def json_path(error: ValidationError) -> str:
@@ -25,34 +27,30 @@ def json_path(error: ValidationError) -> str:
     return path
 
 
-@lru_cache(maxsize=512)
-def _validator(text: str) -> Draft202012Validator:
-    import json
-
-    return Draft202012Validator(json.loads(text))
-
-
-def _errors(schema: Any, value: Any) -> list[ValidationError]:
+def _problems(schema: Any, value: Any) -> list[tuple[str, str]]:
+    """``(path, message)`` per violation, in path order; one at ``$`` for an unusable schema."""
     if schema is None or schema is True:
         return []
     if schema is False:
-        return [ValidationError("no value is allowed here")]
-    validator = _validator(canonical_json(schema).decode())
-    return sorted(
-        validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)
-    )
+        return [("$", "no value is allowed here")]
+    try:
+        errors = compile_schema(schema).errors(value)
+    except SchemaUnusable as error:
+        return [("$", _UNUSABLE + str(error))]
+    errors.sort(key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    return [(json_path(error), error.message) for error in errors]
 
 
 def violations(schema: Any, value: Any) -> list[dict[str, str]]:
     """Every violation of ``schema`` by ``value``: ``[{"path", "message"}]`` (empty: valid)."""
-    return [
-        {"path": json_path(error), "message": error.message} for error in _errors(schema, value)
-    ]
+    return [{"path": path, "message": message} for path, message in _problems(schema, value)]
 
 
 def first_violation(schema: Any, value: Any) -> str | None:
-    """The first violation as ``"{path}: {message}"``, or ``None`` when ``value`` is valid."""
-    errors = _errors(schema, value)
-    if not errors:
+    """The first violation as ``"{path}: {message}"`` (an unusable schema: its reason alone),
+    or ``None`` when ``value`` is valid."""
+    problems = _problems(schema, value)
+    if not problems:
         return None
-    return f"{json_path(errors[0])}: {errors[0].message}"
+    path, message = problems[0]
+    return message if message.startswith(_UNUSABLE) else f"{path}: {message}"

@@ -6,6 +6,7 @@ extensions. Everything public is re-exported here.
 """
 
 from editor.graph.agents import AgentDefinition, agent_def_hash, parse_agent_definition
+from editor.graph.closed_schemas import CompiledSchema, SchemaUnusable, compile_schema
 from editor.graph.diff import diff_graphs
 from editor.graph.document import DEFAULT_MAX_BYTES, validate_document
 from editor.graph.errors import (
@@ -49,6 +50,7 @@ __all__ = [
     "AgentDefinition",
     "AgentNode",
     "BranchNode",
+    "CompiledSchema",
     "Edge",
     "Expression",
     "ExpressionError",
@@ -62,10 +64,12 @@ __all__ = [
     "MapNode",
     "Node",
     "Reference",
+    "SchemaUnusable",
     "ToolNode",
     "agent_def_hash",
     "canonical_graph",
     "canonical_json",
+    "compile_schema",
     "diff_graphs",
     "graph_hash",
     "graph_json_schema",

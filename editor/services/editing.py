@@ -240,6 +240,7 @@ _FIELD_OF_CODE = {
     "non_positive_max_iterations": "max_iterations",
     "blank_node_name": "name",
     "node_name_too_long": "name",
+    "node_id_too_long": "id",
     "invalid_fold_stop_expression": "stop_when",
     "invalid_fold_join_reference": "join",
     "branch_without_cases": "cases",

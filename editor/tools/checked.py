@@ -12,11 +12,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from editor.engine.errors import ToolError
 from editor.engine.ports import ToolContext
+from editor.graph.closed_schemas import SchemaUnusable, compile_schema
 
 __all__ = ["compact_json", "json_path", "with_input_check"]
 
@@ -37,11 +37,14 @@ def json_path(path: Any) -> str:
 
 def with_input_check(schema: dict[str, Any], func: ToolFunc) -> ToolFunc:
     """``func``, refusing (ToolError) an input that breaks ``schema``."""
-    validator = Draft202012Validator(schema)
+    validator = compile_schema(schema)
 
     @functools.wraps(func)
     def checked(value: Any, context: ToolContext) -> Any:
-        error = best_match(validator.iter_errors(value))
+        try:
+            error = best_match(validator.errors(value))
+        except SchemaUnusable as unusable:
+            raise ToolError(f"the tool's input_schema cannot be used: {unusable}") from None
         if error is not None:
             raise ToolError(
                 f"its input does not match the tool's input_schema at "

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from editor.engine.errors import ToolError
 from editor.engine.ports import ToolContext, ToolEffect, ToolSpec
+from editor.graph.closed_schemas import compile_schema
 from editor.tools.checked import compact_json, json_path, with_input_check
 
 __all__ = ["SYSTEM_SENDER", "panel_collect", "panel_prompts", "panel_tools"]
@@ -113,7 +112,7 @@ COLLECT_OUTPUT = {
     "required": ["subject", "critics", "round", "transcript", "converged"],
 }
 
-_STATE_VALIDATOR = Draft202012Validator(_STATE)
+_STATE_VALIDATOR = compile_schema(_STATE)
 
 
 def _message(kind: str, sender: str, recipient: str, text: str, round_: int) -> dict[str, Any]:
@@ -164,7 +163,7 @@ def _find_state(replies: list[Any]) -> dict[str, Any]:
     for reply in replies:
         if isinstance(reply, dict) and isinstance(reply.get("panel"), dict):
             state = reply["panel"]
-            error = next(iter(_STATE_VALIDATOR.iter_errors(state)), None)
+            error = next(iter(_STATE_VALIDATOR.errors(state)), None)
             if error is not None:
                 raise ToolError(
                     f"the panel state carried by the replies is malformed at "

@@ -99,3 +99,9 @@ def test_errors_find_their_field() -> None:
         == "case-1-value"
     )
     assert field_for_error({"code": "cycle", "path": "a -> a"}, None) == ""
+
+
+def test_closed_world_schema_errors_and_long_ids_find_their_field() -> None:
+    reference = {"code": "schema_reference_not_local", "node": "a", "field": "input_schema"}
+    assert field_for_error(reference, None) == "input_schema"
+    assert field_for_error({"code": "node_id_too_long", "node": "a" * 300}, None) == "id"

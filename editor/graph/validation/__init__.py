@@ -1,14 +1,16 @@
 """Collect-all validation of a parsed graph (spec 02).
 
 The reference checks 1–9 run first, in the reference's order and loop order,
-with its exact codes, extra keys and messages; then our extensions E1–E7 and E9;
-then, per E8, every embedded subgraph is validated the same way, depth-first in
-document order, its errors carrying the owner chain. E0 runs before everything
-and, when the document is over the size caps, is the only error. Errors are
-plain dicts whose keys come in the order the API returns them.
+with its exact codes, extra keys and messages; then our extensions E1–E7, E9,
+E10 (schemas that could not be evaluated in a closed world) and E11 (node ids
+over 256 characters); then, per E8, every embedded subgraph is validated the
+same way, depth-first in document order, its errors carrying the owner chain.
+E0 runs before everything and, when the document is over the size caps, is the
+only error. Errors are plain dicts whose keys come in the order the API returns
+them.
 
 :mod:`.level` holds the checks of one document level; :mod:`.schemas` the
-memoised JSON Schema check of E6.
+memoised JSON Schema checks of E6 and E10.
 """
 
 from __future__ import annotations
@@ -16,12 +18,19 @@ from __future__ import annotations
 from typing import Any
 
 from editor.graph.model import Graph, SubgraphBody, graph_size
-from editor.graph.validation.level import MAX_NAME_LENGTH, Error, Level, is_well_formed_agent_hash
+from editor.graph.validation.level import (
+    MAX_ID_LENGTH,
+    MAX_NAME_LENGTH,
+    Error,
+    Level,
+    is_well_formed_agent_hash,
+)
 from editor.graph.validation.schemas import schema_problem
 
 __all__ = [
     "DEFAULT_MAX_EDGES",
     "DEFAULT_MAX_NODES",
+    "MAX_ID_LENGTH",
     "MAX_NAME_LENGTH",
     "MAX_NESTING",
     "is_well_formed_agent_hash",

@@ -11,7 +11,6 @@ from editor.graph.expressions import parse_expression, parse_reference
 from editor.graph.expressions.evaluator import json_equal
 from editor.graph.jsonio import canonical_json
 from editor.graph.model import (
-    PAYLOAD_FIELDS,
     SCHEMA_VERSION,
     BestBy,
     BranchNode,
@@ -26,18 +25,17 @@ from editor.graph.model import (
 )
 from editor.graph.suggest import Suggester, suggest_suffix
 from editor.graph.text import is_blank
-from editor.graph.validation.schemas import schema_problem
+from editor.graph.validation.schemas import check_node_schemas
 
-__all__ = ["MAX_NAME_LENGTH", "Error", "Level", "is_well_formed_agent_hash"]
+__all__ = ["MAX_ID_LENGTH", "MAX_NAME_LENGTH", "Error", "Level", "is_well_formed_agent_hash"]
 
 MAX_NAME_LENGTH = 64
+#: Characters (code points) in a node id (E11); the reference sets no limit.
+MAX_ID_LENGTH = 256
+#: Characters of an over-long id that its E11 message repeats.
+_ID_SHOWN = 64
 
 _AGENT_HASH = re.compile(r"sha256:[0-9a-f]{64}")
-_SCHEMA_FIELDS = ("approval_schema", "input_schema", "output_schema", "accumulator_schema")
-_NODE_SCHEMA_FIELDS = {
-    kind: tuple(spec.name for spec in specs if spec.name in _SCHEMA_FIELDS)
-    for kind, specs in PAYLOAD_FIELDS.items()
-}
 
 Error = dict[str, Any]
 
@@ -69,6 +67,8 @@ _CHECK_ORDER = (
     "E6",
     "E7",
     "E9",
+    "E10",
+    "E11",
 )
 
 
@@ -292,7 +292,20 @@ class Level:
                 self._fold_expressions(node)
             if node.name is not None:
                 self._name(node)
-            self._schemas(node)
+            check_node_schemas(self, node)
+            if len(node_id) > MAX_ID_LENGTH:
+                self._long_id(node_id)
+
+    def _long_id(self, node_id: str) -> None:
+        self.add(
+            "E11",
+            "node_id_too_long",
+            f"node `{node_id[:_ID_SHOWN]}…`: the id is {len(node_id)} characters, "
+            f"over the {MAX_ID_LENGTH}-character cap",
+            node=node_id,
+            len=len(node_id),
+            max=MAX_ID_LENGTH,
+        )
 
     def _malformed_hash(self, check: str, node_id: str, value: str) -> None:
         self.add(
@@ -456,26 +469,6 @@ class Level:
                 reference=reference,
                 error=str(error),
             )
-
-    def _schemas(self, node: Node) -> None:
-        for field in _NODE_SCHEMA_FIELDS[node.kind]:
-            schema = getattr(node, field)
-            if field == "approval_schema":
-                if type(schema) is not dict:
-                    continue  # check 4c reported it
-            elif schema is None:
-                continue
-            problem = schema_problem(schema, self.key(schema))
-            if problem is not None:
-                self.add(
-                    "E6",
-                    "invalid_json_schema",
-                    f"{node.kind} node `{node.id}`: `{field}` is not a valid JSON Schema: "
-                    f"{problem}",
-                    node=node.id,
-                    field=field,
-                    error=problem,
-                )
 
     # --- check 8 ----------------------------------------------------------------
 

@@ -1,0 +1,216 @@
+"""The one place where Gatehouse compiles the JSON Schemas it evaluates: closed worlds.
+
+Every schema the server checks values against (node input and output schemas, a gate's
+approval schema on resume, a fold's accumulator, a tool's own schemas) and every schema it
+validates (E6 and E10 of spec 02 as extended) goes through this module:
+
+* Draft 2020-12, evaluated with a ``referencing`` registry that retrieves nothing: local
+  ``#…`` references work; nothing is ever read from a file or the network (jsonschema's
+  default would fetch any ``http(s)``/``file`` URI it meets, with no time limit);
+* ``pattern``, ``patternProperties`` (and the keywords that consult them) on RE2, which runs
+  in time linear in the text (:mod:`.patterns`);
+* before a schema is used it is read once for what would make evaluation reach outside,
+  loop, explode or switch dialect (:mod:`.analysis`); such a schema is refused at validation,
+  and at run time (a graph stored before these checks) it raises :class:`SchemaUnusable`
+  with a reason a person can read, instead of fetching, hanging or crashing;
+* compiled schemas are memoised by their canonical text in a bounded cache.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
+from jsonschema.validators import extend
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from editor.graph.closed_schemas.analysis import (
+    DIALECT,
+    MAX_DEPTH,
+    MAX_EXPANSION,
+    Finding,
+    analyse,
+    may_have_findings,
+)
+from editor.graph.closed_schemas.patterns import KEYWORDS, PatternUnsupported
+from editor.graph.errors import GraphError
+from editor.graph.jsonio import MAX_DEPTH as MAX_JSON_DEPTH
+from editor.graph.jsonio import canonical_json
+
+__all__ = [
+    "DIALECT",
+    "MAX_DEPTH",
+    "MAX_EXPANSION",
+    "CompiledSchema",
+    "Finding",
+    "SchemaUnusable",
+    "analyse",
+    "compile_schema",
+    "compiled_cache_info",
+    "may_have_findings",
+    "meta_schema_problem",
+    "schema_findings",
+]
+
+_COMPILED_CACHE_SIZE = 1024
+_FINDINGS_CACHE_SIZE = 4096
+
+#: Draft 2020-12 with RE2 patterns; not registered under the dialect's URI, so no other
+#: schema ever picks it up by its ``$schema``.
+_ClosedValidator = extend(Draft202012Validator, validators=KEYWORDS)
+#: Nothing to retrieve from: an unknown URI is unresolvable, never fetched.
+_NOTHING = Registry()
+
+#: The meta-schema check without ``format: regex``: Python's ``re`` would judge patterns that
+#: RE2 runs; E10 compiles every pattern with RE2 instead and gives its reason.
+_META_FORMATS = FormatChecker(formats=())
+_META_FORMATS.checkers = {
+    name: check
+    for name, check in Draft202012Validator.FORMAT_CHECKER.checkers.items()
+    if name != "regex"
+}
+
+#: Extra stack frames for a schema or value nested near the reader's cap: jsonschema recurses
+#: about eight frames per level.
+_EXTRA_FRAMES = 16 * (MAX_JSON_DEPTH + 1)
+_RECURSION_LIMIT_LOCK = threading.Lock()
+
+
+class SchemaUnusable(GraphError, ValueError):
+    """A schema that cannot be evaluated here; ``str()`` is the reason, about ``it``."""
+
+
+def with_deeper_stack[T](work: Callable[[], T]) -> T:
+    """``work()``, retried once with a raised recursion limit when the stack runs out.
+
+    A schema or value near the 127-level nesting cap needs about a thousand frames, Python's
+    default limit, so without the retry it would fail under any caller.
+    """
+    try:
+        return work()
+    except RecursionError:
+        with _RECURSION_LIMIT_LOCK:
+            limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(limit + _EXTRA_FRAMES)
+            try:
+                return work()
+            finally:
+                sys.setrecursionlimit(limit)
+
+
+def meta_schema_problem(schema: Any) -> str | None:
+    """jsonschema's best-match message when ``schema`` breaks the Draft 2020-12 meta-schema."""
+    try:
+        with_deeper_stack(lambda: Draft202012Validator.check_schema(schema, _META_FORMATS))
+    except SchemaError as error:
+        return error.message
+    except RecursionError:
+        return "the schema nests too deeply to be checked"
+    return None
+
+
+@lru_cache(maxsize=_FINDINGS_CACHE_SIZE)
+def _findings(text: bytes) -> tuple[Finding, ...]:
+    return analyse(json.loads(text)) if may_have_findings(text) else ()
+
+
+def schema_findings(schema: Any, key: bytes | None = None) -> tuple[Finding, ...]:
+    """Why ``schema`` cannot be evaluated in a closed world (empty: it can).
+
+    Memoised by the schema's canonical bytes (``key``, when the caller has them already).
+    """
+    return _findings(canonical_json(schema) if key is None else key)
+
+
+class CompiledSchema:
+    """A schema ready to check values against, or the reason it cannot be."""
+
+    __slots__ = ("_problem", "_validator")
+
+    def __init__(self, schema: Any, *, read: bool = True) -> None:
+        """``read=False`` skips the closed-world reading, for a caller that knows from the
+        canonical bytes that there is nothing to find (:func:`may_have_findings`)."""
+        self._validator: Any = None
+        self._problem: str | None = None
+        if schema is _NOT_JSON:
+            self._problem = "it cannot be written as JSON"
+            return
+        if not isinstance(schema, dict | bool):
+            self._problem = "it is not a JSON Schema (an object or a boolean)"
+            return
+        try:
+            findings = analyse(schema) if read else ()
+            if not findings:
+                # The root resolver given directly: passing ``registry=`` would make jsonschema
+                # combine it with every bundled meta-schema on each compile (5 µs), and a
+                # schema here has no use for them (its references are all local).
+                resolver = _NOTHING.resolver_with_root(DRAFT202012.create_resource(schema))
+                self._validator = _ClosedValidator(schema, _resolver=resolver)
+        except Exception as error:  # a stored value no schema reader would accept
+            self._problem = f"it cannot be read as a schema ({type(error).__name__})"
+            return
+        if findings:
+            self._problem = findings[0].describe("it")
+
+    @property
+    def problem(self) -> str | None:
+        """Why the schema cannot be used, or ``None`` when it can."""
+        return self._problem
+
+    def errors(self, value: Any) -> list[ValidationError]:
+        """Every violation of the schema by ``value``; :class:`SchemaUnusable` when the schema
+        cannot be used (its reason), or when checking fails in a way a value cannot cause
+        with a sound schema (a stored schema that breaks the meta-schema, say)."""
+        if self._problem is not None:
+            raise SchemaUnusable(self._problem)
+        validator = self._validator
+        try:
+            return with_deeper_stack(lambda: list(validator.iter_errors(value)))
+        except RecursionError:
+            raise SchemaUnusable("the value nests too deeply to be checked against it") from None
+        except UnknownType as error:
+            raise SchemaUnusable(f"it names an unknown type `{error.type}`") from None
+        except (Unresolvable, PatternUnsupported) as error:  # stopped by the analysis
+            raise SchemaUnusable(f"it cannot be resolved here: {error}") from None
+        except Exception as error:  # a keyword value the meta-schema refuses, say
+            detail = str(error).splitlines()[0][:200] if str(error) else ""
+            raise SchemaUnusable(
+                f"checking a value against it failed ({type(error).__name__}"
+                f"{': ' + detail if detail else ''})"
+            ) from None
+
+
+@lru_cache(maxsize=_COMPILED_CACHE_SIZE)
+def _compile_text(text: bytes) -> CompiledSchema:
+    return CompiledSchema(json.loads(text), read=may_have_findings(text))
+
+
+def compile_schema(schema: Any, key: bytes | None = None) -> CompiledSchema:
+    """``schema`` compiled for the closed world, memoised by its canonical bytes.
+
+    The value compiled is read back from those bytes, so later changes to ``schema`` (a
+    caller's dict) cannot reach the cached validator.
+    """
+    if key is None:
+        try:
+            key = canonical_json(schema)
+        except (TypeError, ValueError):  # built in code: a lone surrogate, a NaN, a set
+            return CompiledSchema(_NOT_JSON)
+    return _compile_text(key)
+
+
+#: What :func:`compile_schema` compiles in place of a value that is not JSON at all.
+_NOT_JSON: Any = object()
+
+
+def compiled_cache_info() -> Any:
+    """Hits, misses and size of the compiled-schema cache (bounded): functools' cache info."""
+    return _compile_text.cache_info()
