@@ -9,6 +9,8 @@ row count says whether it happened, so the database decides races, not a lock in
 * :meth:`OrmRunStore.append` (the driver's writes) moves the run on only when the log is where
   the driver last saw it (``event_count``), the driver still holds the lease and the run has
   not finished; otherwise it raises :class:`~editor.engine.errors.RunLost` and writes nothing;
+  and only along the transitions of the run-state table, otherwise it raises
+  :class:`~editor.engine.errors.TransitionRefused` and writes nothing;
 * :meth:`OrmRunStore.record` is the same for the services (start, resume, abandon), which do
   not drive and hold no lease: guarded by ``event_count`` alone, with the unique
   ``(run, seq)`` of the events as the backstop.
@@ -33,6 +35,7 @@ from editor.engine.errors import AppendRefused, RunLost
 from editor.engine.events import check_append
 from editor.engine.ports import Envelope, RunRecord
 from editor.engine.states import PARKED, TERMINAL, RunState
+from editor.engine.transitions import allowed_sources, check_append_states
 from editor.models import FrozenGraph, Run, RunEvent
 
 __all__ = ["DRIVABLE", "OrmRunStore", "envelope_of"]
@@ -41,6 +44,7 @@ __all__ = ["DRIVABLE", "OrmRunStore", "envelope_of"]
 DRIVABLE = (RunState.QUEUED.value, RunState.RUNNING.value)
 _STATES = frozenset(state.value for state in RunState)
 _TERMINAL = tuple(state.value for state in TERMINAL)
+_TERMINAL_SET = frozenset(_TERMINAL)
 _PARKED = frozenset(state.value for state in PARKED)
 
 
@@ -133,10 +137,12 @@ class OrmRunStore:
             "parked_at": _parked_since(status, now) if state in _PARKED else None,
             "updated_at": now,
         }
-        # The state is the engine's fold of the log, and one append may pass through several
-        # states (a gate right after the start: queued → running → suspended), so the store
-        # checks no transition; it only refuses anything after the end.
-        guard = Q(event_count=start) & ~Q(state__in=_TERMINAL)
+        # The table of run states is the law (spec 04): the events must move the run from its
+        # stored state only along allowed transitions (editor.engine.transitions), so the
+        # guard names the states this append may start from, and nothing after the end.
+        kinds = [envelope.kind for envelope in events]
+        sources = allowed_sources(kinds, state) - _TERMINAL_SET
+        guard = Q(event_count=start) & Q(state__in=sources)
         if leased:
             guard &= Q(lease_owner=self.owner)
             changes["lease_expires_at"] = now + self.lease
@@ -147,7 +153,7 @@ class OrmRunStore:
         try:
             with transaction.atomic():
                 if not self._runs(run_id).filter(guard).update(**changes):
-                    self._refuse(run_id, start, leased=leased)
+                    self._refuse(run_id, start, kinds, state, leased=leased)
                 RunEvent.objects.bulk_create(
                     [
                         RunEvent(
@@ -170,7 +176,9 @@ class OrmRunStore:
                 if envelope.kind == "Suspended":
                     transaction.on_commit(lambda seq=envelope.seq: notify(run_id, seq), robust=True)
 
-    def _refuse(self, run_id: str, start: int, *, leased: bool) -> None:
+    def _refuse(
+        self, run_id: str, start: int, kinds: list[str], state: str, *, leased: bool
+    ) -> None:
         """Say why the conditional update matched no row (it wrote nothing)."""
         current = self._runs(run_id).values("state", "event_count", "lease_owner").first()
         if current is None:
@@ -183,6 +191,7 @@ class OrmRunStore:
             )
         if leased and current["lease_owner"] != self.owner:
             raise RunLost(f"run {run_id} is no longer leased to {self.owner}")
+        check_append_states(current["state"], kinds, state)  # TransitionRefused, naming it
         raise RunLost(f"run {run_id} changed while it was being written")  # pragma: no cover
 
     # --- the lease --------------------------------------------------------------------

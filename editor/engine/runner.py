@@ -36,10 +36,10 @@ from editor.engine.ports import (
     RunStore,
     SystemClock,
 )
-from editor.engine.records import timestamp
+from editor.engine.records import park_again, timestamp
 from editor.engine.resolution import resolve_names
 from editor.engine.schemas import first_violation
-from editor.engine.states import TERMINAL, RunState
+from editor.engine.states import PARKED, TERMINAL, RunState
 from editor.engine.status import StatusFold, run_status
 from editor.engine.steps import (
     Parked,
@@ -154,8 +154,12 @@ class _Drive(CallSteps, IterationSteps):
 
     def run(self) -> str:
         state = RunState(self.fold.status()["state"])
-        if state in TERMINAL or self.fold.pending:
+        if state in TERMINAL or state in PARKED:
             return state.value
+        if self.fold.pending:
+            # Running with items still open (a resolution the services recorded without the
+            # parking that must follow it): park again at the oldest; nothing else to do.
+            return self._park_again()
         buffer: list[tuple[str, dict[str, Any]]] = []
         try:
             try:
@@ -180,6 +184,16 @@ class _Drive(CallSteps, IterationSteps):
         except RunLost:
             # Someone else moved the run on (an abandon, a resume): report where it is now.
             return str(run_status(self.store.load_run(self.run_id).events)["state"])
+        return self.fold.status()["state"]
+
+    def _park_again(self) -> str:
+        events = self.store.load_run(self.run_id).events
+        again = park_again(events, run_status(events), self.clock.now())
+        if again is not None:
+            try:
+                self.flush([(again.kind, again.payload)], check_size=False)
+            except RunLost:
+                return str(run_status(self.store.load_run(self.run_id).events)["state"])
         return self.fold.status()["state"]
 
     def _load_graph(self) -> Graph:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from editor.engine import ToolContext, ToolError
+from editor.engine import InMemoryStore, ToolContext, ToolError
 from editor.graph import hash_value
 from editor.graph.model import AgentNode, MapNode, NodeBody, SubgraphBody, ToolNode
-from tests.unit.engine.harness import CheckedStore, Harness, InFlight, graph, tool_key
+from tests.unit.engine.harness import Harness, InFlight, graph, tool_key
 
 
 def mapped(body: Any = None, concurrency: int = 1, **kwargs: Any) -> Any:
@@ -108,7 +108,7 @@ def test_at_most_concurrency_items_are_in_flight_at_once(h: Harness) -> None:
 def test_outputs_keep_element_order_when_items_finish_out_of_order(h: Harness) -> None:
     second_joined = threading.Event()
 
-    class Watching(CheckedStore):
+    class Watching(InMemoryStore):
         def append(self, run_id: str, events: Any, status: dict[str, Any]) -> None:
             super().append(run_id, events, status)
             if any(e.kind == "MapIterationJoined" and e.payload["index"] == 1 for e in events):
