@@ -28,7 +28,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from editor.engine.errors import AppendRefused, RunLost
@@ -80,6 +80,7 @@ class OrmRunStore:
         on_suspended: Callable[[str, int], None] | None = None,
     ) -> None:
         self.owner = owner
+        self.lease_seconds = lease_seconds
         self.lease = timedelta(seconds=lease_seconds)
         #: Called with ``(run id, seq)`` for each ``Suspended`` event once its append has
         #: committed (the worker's drive sends the approvers' notification from it). An
@@ -89,6 +90,7 @@ class OrmRunStore:
         # The thread that drives; the engine's helper threads (map items) close their own
         # database connections when they end (release_thread).
         self._home_thread = threading.get_ident()
+        self.revoked = False
 
     # --- reading ----------------------------------------------------------------------
 
@@ -121,6 +123,8 @@ class OrmRunStore:
     def _write(
         self, run_id: str, events: Sequence[Envelope], status: dict[str, Any], *, leased: bool
     ) -> None:
+        if leased and self.revoked:
+            raise RunLost(f"run {run_id}: the worker's watchdog took the run from this drive")
         if not events:
             raise AppendRefused("nothing to append")
         if any(envelope.run_id != run_id for envelope in events):
@@ -199,13 +203,17 @@ class OrmRunStore:
     def claim(self, run_id: str) -> bool:
         """Take the run's lease: it must want a driver (queued or running), and its lease be
         free, run out, or already ours. ``False`` means another worker drives it, or nothing
-        needs to."""
+        needs to. Each claim counts one drive attempt (``Run.drive_attempts``)."""
         now = timezone.now()
         free = Q(lease_owner="") | Q(lease_owner=self.owner) | Q(lease_expires_at__lt=now)
         return bool(
             self._runs(run_id)
             .filter(free, state__in=DRIVABLE)
-            .update(lease_owner=self.owner, lease_expires_at=now + self.lease)
+            .update(
+                lease_owner=self.owner,
+                lease_expires_at=now + self.lease,
+                drive_attempts=F("drive_attempts") + 1,
+            )
         )
 
     def renew(self, run_id: str) -> bool:
@@ -216,11 +224,22 @@ class OrmRunStore:
             .update(lease_expires_at=timezone.now() + self.lease)
         )
 
-    def release(self, run_id: str) -> None:
-        """Give the lease up, if it is still ours."""
-        self._runs(run_id).filter(lease_owner=self.owner).update(
-            lease_owner="", lease_expires_at=None
-        )
+    def release(self, run_id: str, *, clean: bool = False, error: str = "") -> None:
+        """Give the lease up, if it is still ours. ``clean``: the drive ended as it should (the
+        run parked, ended, or was lost to someone else), so its attempts start again from
+        nothing; otherwise they stand, with ``error`` saying why this one stopped."""
+        changes: dict[str, Any] = {"lease_owner": "", "lease_expires_at": None}
+        if clean:
+            changes.update(drive_attempts=0, drive_error="")
+        elif error:
+            changes["drive_error"] = error[:200]
+        self._runs(run_id).filter(lease_owner=self.owner).update(**changes)
+
+    def revoke(self) -> None:
+        """Refuse every later append of this store's drive (``RunLost``): the worker's
+        watchdog took the run from a drive that overran, and a drive that wakes up later
+        must write nothing."""
+        self.revoked = True
 
     def release_thread(self) -> None:
         if threading.get_ident() != self._home_thread:

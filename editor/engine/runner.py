@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -83,10 +84,16 @@ class Engine:
         self.clock = clock or SystemClock()
         self.limits = limits or Limits()
 
-    def drive(self, run_id: str) -> str:
-        """Drive ``run_id`` until it parks, ends or is lost; return the state it is left in."""
+    def drive(self, run_id: str, *, started: Callable[[float], None] | None = None) -> str:
+        """Drive ``run_id`` until it parks, ends or is lost; return the state it is left in.
+
+        ``started`` is called once the run is loaded, with the seconds left of its wall time
+        (the worker's watchdog sets its deadline from it)."""
         record = self.store.load_run(run_id)
-        return _Drive(self, record).run()
+        drive = _Drive(self, record)
+        if started is not None:
+            started(drive.remaining_time())
+        return drive.run()
 
 
 class _Drive(CallSteps, IterationSteps):
