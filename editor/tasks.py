@@ -163,18 +163,22 @@ def _crashed(run_id: str, error: BaseException, store: OrmRunStore) -> str | Non
     logger.error(
         "run %s: the drive raised %s; the run fails", run_id, type(error).__name__, exc_info=trace
     )
-    _fail(run_id, run_failures.crash_message(error), run_failures.CRASHED, store)
-    return "failed"
+    if _fail(run_id, run_failures.crash_message(error), run_failures.CRASHED, store):
+        return "failed"
+    return Run.objects.filter(id=run_id).values_list("state", flat=True).first()
 
 
-def _fail(run_id: str, message: str, code: str, store: OrmRunStore) -> None:
-    """Fail the run as the lease holder, on a store of this thread's own (the drive's may be
-    revoked, and its thread may still hold its connection)."""
+def _fail(run_id: str, message: str, code: str, store: OrmRunStore) -> bool:
+    """Fail the run as the lease holder, on a store of its own (the drive's may be revoked);
+    whether the failure was recorded."""
     try:
-        run_failures.fail_run(run_id, message, code, OrmRunStore(store.owner, store.lease_seconds))
+        return run_failures.fail_run(
+            run_id, message, code, OrmRunStore(store.owner, store.lease_seconds)
+        )
     except Exception:  # the sweep fails it after its attempts when this cannot
         logger.exception("run %s: its failure could not be recorded", run_id)
         connection.close()
+        return False
 
 
 @task()
