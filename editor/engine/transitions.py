@@ -42,11 +42,11 @@ _ENDS = {
 }
 
 
-def _step(source: RunState, target: RunState, why: str | None = None) -> None:
+def _step(source: RunState, target: RunState) -> None:
     if source is target and source not in TERMINAL:
         return  # staying is not a transition
     if target not in TRANSITIONS[source]:
-        raise TransitionRefused(source.value, target.value, why)
+        raise TransitionRefused(source.value, target.value)
 
 
 def check_append_states(current: str, kinds: Sequence[str], final: str) -> None:
@@ -82,7 +82,6 @@ def check_append_states(current: str, kinds: Sequence[str], final: str) -> None:
             target = RunState.RUNNING
         _step(state, target)
         state = target
-        del before
     if state.value != final:
         # The events do not lead where the status says: no path of the table does.
         raise TransitionRefused(start.value, str(final))
