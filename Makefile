@@ -17,7 +17,7 @@ PORT ?= 8000
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
 BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 	tests/benchmarks/live_validation.py tests/benchmarks/engine.py tests/benchmarks/inbox.py \
-	tests/benchmarks/schemas.py
+	tests/benchmarks/schemas.py tests/benchmarks/map_pool.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key)
@@ -108,8 +108,13 @@ run: setup var/dev-secret-key
 	@$(DEV_ENV) $(PY) manage.py migrate --no-input --verbosity 0
 	@$(DEV_ENV) $(PY) manage.py ensure_admin --base-url http://127.0.0.1:$(PORT)
 	@$(DEV_ENV) $(PY) manage.py load_demo
-	@# A run worker beside the web server; Ctrl-C (or the server stopping) stops both.
-	@$(DEV_ENV) $(PY) manage.py db_worker --no-reload & worker=$$!; \
+	@# A run worker beside the web server, started afresh when a stuck drive made it exit
+	@# (status 70, docs/engine.md); Ctrl-C (or the server stopping) stops both.
+	@(trap 'kill $$child 2>/dev/null; wait $$child 2>/dev/null; exit 0' TERM INT; \
+	  while :; do $(DEV_ENV) $(PY) manage.py db_worker --no-reload & child=$$!; \
+	    wait $$child && status=0 || status=$$?; \
+	    [ $$status -eq 70 ] || exit $$status; \
+	    echo "The run worker stopped a stuck drive; starting a fresh one" >&2; done) & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT INT TERM; \
 	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
 

@@ -223,6 +223,13 @@ class Run(models.Model):
     #: The worker driving the run, and until when its claim holds (spec 04, Durability).
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    #: Drives begun since the run last parked or ended, or since a drive last let it go
+    #: cleanly: each claim counts one, so a run whose drives keep crashing or being cut off
+    #: fails after GATEHOUSE_RUN_MAX_ATTEMPTS of them (editor.tasks).
+    drive_attempts = models.PositiveSmallIntegerField(default=0)
+    #: Why the last of those drives stopped, when its worker could tell (a lost database);
+    #: named in the run's failure when the attempts run out.
+    drive_error = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(

@@ -272,6 +272,18 @@ GATEHOUSE_TOOL_TIMEOUT = env_int("GATEHOUSE_TOOL_TIMEOUT", 30)
 GATEHOUSE_MODEL_TIMEOUT = env_int("GATEHOUSE_MODEL_TIMEOUT", 120)
 GATEHOUSE_EVENT_MAX_BYTES = env_int("GATEHOUSE_EVENT_MAX_BYTES", 1024 * 1024)
 GATEHOUSE_TOOL_RETRIES = env_int("GATEHOUSE_TOOL_RETRIES", 0, minimum=0)
+# Map items in flight at once in one drive (nested maps included), whatever a map asks for.
+GATEHOUSE_RUN_MAP_CONCURRENCY = env_int("GATEHOUSE_RUN_MAP_CONCURRENCY", 16)
+# Model calls of an agent loop whose definition sets no `max_steps` (crossing it parks the run).
+GATEHOUSE_AGENT_MAX_STEPS = env_int("GATEHOUSE_AGENT_MAX_STEPS", 50)
+# Drives of one run that may crash or be cut off (worker killed, lease run out, database lost)
+# before the run fails; the n-th retry waits GATEHOUSE_RUN_RETRY_BACKOFF × 2^(n-1) seconds.
+GATEHOUSE_RUN_MAX_ATTEMPTS = env_int("GATEHOUSE_RUN_MAX_ATTEMPTS", 3)
+GATEHOUSE_RUN_RETRY_BACKOFF = env_int("GATEHOUSE_RUN_RETRY_BACKOFF", 5, minimum=0)
+# A drive still going this many seconds after its run's wall time is stopped by the worker's
+# watchdog; one stuck that long again after that takes its worker process down (see
+# docs/engine.md, "The watchdog").
+GATEHOUSE_RUN_WATCHDOG_GRACE = env_int("GATEHOUSE_RUN_WATCHDOG_GRACE", 30)
 # The installation's own tools (importable module paths), and the hosts http_request may call.
 GATEHOUSE_TOOL_MODULES = env_list("GATEHOUSE_TOOL_MODULES")
 GATEHOUSE_HTTP_ALLOW = env_list("GATEHOUSE_HTTP_ALLOW")

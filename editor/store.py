@@ -9,6 +9,8 @@ row count says whether it happened, so the database decides races, not a lock in
 * :meth:`OrmRunStore.append` (the driver's writes) moves the run on only when the log is where
   the driver last saw it (``event_count``), the driver still holds the lease and the run has
   not finished; otherwise it raises :class:`~editor.engine.errors.RunLost` and writes nothing;
+  and only along the transitions of the run-state table, otherwise it raises
+  :class:`~editor.engine.errors.TransitionRefused` and writes nothing;
 * :meth:`OrmRunStore.record` is the same for the services (start, resume, abandon), which do
   not drive and hold no lease: guarded by ``event_count`` alone, with the unique
   ``(run, seq)`` of the events as the backstop.
@@ -26,13 +28,14 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from editor.engine.errors import AppendRefused, RunLost
 from editor.engine.events import check_append
 from editor.engine.ports import Envelope, RunRecord
 from editor.engine.states import PARKED, TERMINAL, RunState
+from editor.engine.transitions import allowed_sources, check_append_states
 from editor.models import FrozenGraph, Run, RunEvent
 
 __all__ = ["DRIVABLE", "OrmRunStore", "envelope_of"]
@@ -41,6 +44,7 @@ __all__ = ["DRIVABLE", "OrmRunStore", "envelope_of"]
 DRIVABLE = (RunState.QUEUED.value, RunState.RUNNING.value)
 _STATES = frozenset(state.value for state in RunState)
 _TERMINAL = tuple(state.value for state in TERMINAL)
+_TERMINAL_SET = frozenset(_TERMINAL)
 _PARKED = frozenset(state.value for state in PARKED)
 
 
@@ -76,6 +80,7 @@ class OrmRunStore:
         on_suspended: Callable[[str, int], None] | None = None,
     ) -> None:
         self.owner = owner
+        self.lease_seconds = lease_seconds
         self.lease = timedelta(seconds=lease_seconds)
         #: Called with ``(run id, seq)`` for each ``Suspended`` event once its append has
         #: committed (the worker's drive sends the approvers' notification from it). An
@@ -85,6 +90,7 @@ class OrmRunStore:
         # The thread that drives; the engine's helper threads (map items) close their own
         # database connections when they end (release_thread).
         self._home_thread = threading.get_ident()
+        self.revoked = False
 
     # --- reading ----------------------------------------------------------------------
 
@@ -117,6 +123,8 @@ class OrmRunStore:
     def _write(
         self, run_id: str, events: Sequence[Envelope], status: dict[str, Any], *, leased: bool
     ) -> None:
+        if leased and self.revoked:
+            raise RunLost(f"run {run_id}: the worker's watchdog took the run from this drive")
         if not events:
             raise AppendRefused("nothing to append")
         if any(envelope.run_id != run_id for envelope in events):
@@ -133,10 +141,12 @@ class OrmRunStore:
             "parked_at": _parked_since(status, now) if state in _PARKED else None,
             "updated_at": now,
         }
-        # The state is the engine's fold of the log, and one append may pass through several
-        # states (a gate right after the start: queued → running → suspended), so the store
-        # checks no transition; it only refuses anything after the end.
-        guard = Q(event_count=start) & ~Q(state__in=_TERMINAL)
+        # The table of run states is the law (spec 04): the events must move the run from its
+        # stored state only along allowed transitions (editor.engine.transitions), so the
+        # guard names the states this append may start from, and nothing after the end.
+        kinds = [envelope.kind for envelope in events]
+        sources = allowed_sources(kinds, state) - _TERMINAL_SET
+        guard = Q(event_count=start) & Q(state__in=sources)
         if leased:
             guard &= Q(lease_owner=self.owner)
             changes["lease_expires_at"] = now + self.lease
@@ -147,7 +157,7 @@ class OrmRunStore:
         try:
             with transaction.atomic():
                 if not self._runs(run_id).filter(guard).update(**changes):
-                    self._refuse(run_id, start, leased=leased)
+                    self._refuse(run_id, start, kinds, state, leased=leased)
                 RunEvent.objects.bulk_create(
                     [
                         RunEvent(
@@ -170,7 +180,9 @@ class OrmRunStore:
                 if envelope.kind == "Suspended":
                     transaction.on_commit(lambda seq=envelope.seq: notify(run_id, seq), robust=True)
 
-    def _refuse(self, run_id: str, start: int, *, leased: bool) -> None:
+    def _refuse(
+        self, run_id: str, start: int, kinds: list[str], state: str, *, leased: bool
+    ) -> None:
         """Say why the conditional update matched no row (it wrote nothing)."""
         current = self._runs(run_id).values("state", "event_count", "lease_owner").first()
         if current is None:
@@ -183,6 +195,7 @@ class OrmRunStore:
             )
         if leased and current["lease_owner"] != self.owner:
             raise RunLost(f"run {run_id} is no longer leased to {self.owner}")
+        check_append_states(current["state"], kinds, state)  # TransitionRefused, naming it
         raise RunLost(f"run {run_id} changed while it was being written")  # pragma: no cover
 
     # --- the lease --------------------------------------------------------------------
@@ -190,13 +203,17 @@ class OrmRunStore:
     def claim(self, run_id: str) -> bool:
         """Take the run's lease: it must want a driver (queued or running), and its lease be
         free, run out, or already ours. ``False`` means another worker drives it, or nothing
-        needs to."""
+        needs to. Each claim counts one drive attempt (``Run.drive_attempts``)."""
         now = timezone.now()
         free = Q(lease_owner="") | Q(lease_owner=self.owner) | Q(lease_expires_at__lt=now)
         return bool(
             self._runs(run_id)
             .filter(free, state__in=DRIVABLE)
-            .update(lease_owner=self.owner, lease_expires_at=now + self.lease)
+            .update(
+                lease_owner=self.owner,
+                lease_expires_at=now + self.lease,
+                drive_attempts=F("drive_attempts") + 1,
+            )
         )
 
     def renew(self, run_id: str) -> bool:
@@ -207,11 +224,22 @@ class OrmRunStore:
             .update(lease_expires_at=timezone.now() + self.lease)
         )
 
-    def release(self, run_id: str) -> None:
-        """Give the lease up, if it is still ours."""
-        self._runs(run_id).filter(lease_owner=self.owner).update(
-            lease_owner="", lease_expires_at=None
-        )
+    def release(self, run_id: str, *, clean: bool = False, error: str = "") -> None:
+        """Give the lease up, if it is still ours. ``clean``: the drive ended as it should (the
+        run parked, ended, or was lost to someone else), so its attempts start again from
+        nothing; otherwise they stand, with ``error`` saying why this one stopped."""
+        changes: dict[str, Any] = {"lease_owner": "", "lease_expires_at": None}
+        if clean:
+            changes.update(drive_attempts=0, drive_error="")
+        elif error:
+            changes["drive_error"] = error[:200]
+        self._runs(run_id).filter(lease_owner=self.owner).update(**changes)
+
+    def revoke(self) -> None:
+        """Refuse every later append of this store's drive (``RunLost``): the worker's
+        watchdog took the run from a drive that overran, and a drive that wakes up later
+        must write nothing."""
+        self.revoked = True
 
     def release_thread(self) -> None:
         if threading.get_ident() != self._home_thread:

@@ -20,16 +20,17 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Q
 from django.tasks import task
 from django.utils import timezone
 
 from editor.engine import PARKED, Engine
 from editor.models import Run
-from editor.services import notifications
+from editor.services import notifications, run_failures
 from editor.services.installation import installation, limits
 from editor.store import DRIVABLE, OrmRunStore
+from editor.watchdog import Watchdog
 
 __all__ = [
     "drive_run",
@@ -37,6 +38,7 @@ __all__ = [
     "new_owner",
     "notify_approvers",
     "queue_notification",
+    "retry_delay",
     "sweep_expired_leases",
 ]
 
@@ -81,7 +83,13 @@ class _Heartbeat(threading.Thread):
 @task()
 def drive_run(run_id: str) -> str | None:
     """Drive one run until it parks or ends. Returns the state it left the run in, or
-    ``None`` when another worker drives it (or nothing needs to)."""
+    ``None`` when another worker drives it (or nothing needs to).
+
+    Every way a drive can end leaves the run on record: one that raises an unexpected error
+    fails the run (``internal_error``; the traceback goes to this log); one that loses the
+    database leaves the run to the sweep, which drives it again after a backoff and fails it
+    after ``GATEHOUSE_RUN_MAX_ATTEMPTS`` cut-off drives; one past its wall time and the
+    watchdog's grace is failed by the watchdog (:mod:`editor.watchdog`)."""
     lease_seconds = settings.GATEHOUSE_RUN_LEASE_SECONDS
     store = OrmRunStore(new_owner(), lease_seconds, on_suspended=queue_notification)
     if not store.claim(run_id):
@@ -90,18 +98,87 @@ def drive_run(run_id: str) -> str | None:
     logger.info("run %s: driving (lease %s)", run_id, store.owner)
     heartbeat = _Heartbeat(store, run_id, lease_seconds / 3)
     heartbeat.start()
+    watchdog = Watchdog(
+        run_id,
+        lambda: _overrun(run_id, store),
+        wall_time=float(settings.GATEHOUSE_RUN_WALL_TIME),
+        grace=float(settings.GATEHOUSE_RUN_WATCHDOG_GRACE),
+    )
+    watchdog.start()
+    error: Exception | None = None
     try:
         engine = Engine(store, installation(), limits=limits())
-        state = engine.drive(run_id)
+        state: str | None = engine.drive(run_id, started=watchdog.started)
+    except Exception as raised:  # a worker's shutdown (SystemExit…) leaves the lease to run out
+        error = raised
+        state = _crashed(run_id, raised, store)
     finally:
+        watchdog.stop()
         heartbeat.stop()
-        store.release(run_id)
+    if error is not None and _transient(error):
+        store.release(run_id, error=_describe(error))
+        raise error
+    store.release(run_id, clean=True)
     logger.info("run %s: left %s", run_id, state)
     if state in _PARKED and Run.objects.filter(id=run_id, state__in=DRIVABLE).exists():
         # Resolved while this worker was letting go: the resume's task found the run still
         # leased and left it, so it is queued again here rather than waiting for the sweep.
         drive_run.enqueue(run_id)
     return state
+
+
+def _overrun(run_id: str, store: OrmRunStore) -> None:
+    """The watchdog's move, on its own thread: take the run from the drive, and fail it."""
+    store.revoke()  # whatever the drive does when it wakes up, it writes nothing
+    logger.error(
+        "run %s: its drive is still going %s s past the run's wall time; the watchdog ends it",
+        run_id,
+        settings.GATEHOUSE_RUN_WATCHDOG_GRACE,
+    )
+    _fail(run_id, run_failures.overrun_message(), run_failures.OVERRAN, store)
+
+
+def _transient(error: BaseException) -> bool:
+    """A lost database (a restart, a fail-over): the run is driven again later. Anything else
+    is the drive's own failure, which driving again would only repeat."""
+    return isinstance(error, (OperationalError, InterfaceError))
+
+
+def _describe(error: BaseException) -> str:
+    return f"a database error ({type(error).__name__})"
+
+
+def _crashed(run_id: str, error: BaseException, store: OrmRunStore) -> str | None:
+    """The drive raised: log it with its traceback; fail the run unless the database was
+    lost (the sweep drives it again then, counting the attempt)."""
+    trace = (type(error), error, error.__traceback__)
+    if _transient(error):
+        logger.error(
+            "run %s: the drive lost the database (%s); the run is driven again later",
+            run_id,
+            type(error).__name__,
+            exc_info=trace,
+        )
+        return None
+    logger.error(
+        "run %s: the drive raised %s; the run fails", run_id, type(error).__name__, exc_info=trace
+    )
+    if _fail(run_id, run_failures.crash_message(error), run_failures.CRASHED, store):
+        return "failed"
+    return Run.objects.filter(id=run_id).values_list("state", flat=True).first()
+
+
+def _fail(run_id: str, message: str, code: str, store: OrmRunStore) -> bool:
+    """Fail the run as the lease holder, on a store of its own (the drive's may be revoked);
+    whether the failure was recorded."""
+    try:
+        return run_failures.fail_run(
+            run_id, message, code, OrmRunStore(store.owner, store.lease_seconds)
+        )
+    except Exception:  # the sweep fails it after its attempts when this cannot
+        logger.exception("run %s: its failure could not be recorded", run_id)
+        connection.close()
+        return False
 
 
 @task()
@@ -129,7 +206,9 @@ def sweep_expired_leases() -> int:
 
     Each is first given a fresh, ownerless lease by a conditional update, so of several
     workers sweeping at once exactly one queues it, and the next sweep leaves it alone until
-    that lease runs out too (when its task was lost again).
+    that lease runs out too (when its task was lost again). A run whose drives were cut off
+    ``GATEHOUSE_RUN_MAX_ATTEMPTS`` times is failed instead, naming the cause; the others are
+    driven again after a backoff (:func:`retry_delay`).
     """
     lease = timedelta(seconds=settings.GATEHOUSE_RUN_LEASE_SECONDS)
     now = timezone.now()
@@ -137,15 +216,40 @@ def sweep_expired_leases() -> int:
         lease_expires_at__isnull=True, updated_at__lt=now - lease
     )
     candidates = list(
-        Run.objects.filter(stranded, state__in=DRIVABLE).values_list("id", "lease_expires_at")
+        Run.objects.filter(stranded, state__in=DRIVABLE).values_list(
+            "id", "lease_expires_at", "drive_attempts", "drive_error"
+        )
     )
     queued = 0
-    for run_id, expires_at in candidates:
+    for run_id, expires_at, attempts, last_error in candidates:
+        delay = retry_delay(attempts)
         taken = Run.objects.filter(
             id=run_id, state__in=DRIVABLE, lease_expires_at=expires_at
-        ).update(lease_owner="", lease_expires_at=now + lease)
-        if taken:
+        ).update(lease_owner="", lease_expires_at=now + delay + lease)
+        if not taken:
+            continue
+        if attempts >= settings.GATEHOUSE_RUN_MAX_ATTEMPTS:
+            message = run_failures.cut_off_message(attempts, last_error)
+            run_failures.fail_run(str(run_id), message, run_failures.CUT_OFF, OrmRunStore())
+            continue
+        if delay:
+            drive_run.using(run_after=now + delay).enqueue(str(run_id))
+        else:
             drive_run.enqueue(str(run_id))
-            queued += 1
-            logger.info("run %s: lease ran out, queued again", run_id)
+        queued += 1
+        logger.info(
+            "run %s: lease ran out after %s drive(s), queued again in %s s",
+            run_id,
+            attempts,
+            delay.total_seconds(),
+        )
     return queued
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """How long a run whose last ``attempts`` drives were cut off waits before the next: the
+    first is driven again as soon as it is found (its lease running out was wait enough),
+    the second after ``GATEHOUSE_RUN_RETRY_BACKOFF`` seconds, then twice that, and so on."""
+    if attempts <= 1:
+        return timedelta(0)
+    return timedelta(seconds=settings.GATEHOUSE_RUN_RETRY_BACKOFF * 2 ** (attempts - 2))

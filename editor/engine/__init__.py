@@ -45,12 +45,20 @@ from editor.engine.ports import (
     ToolSpec,
     Usage,
 )
-from editor.engine.records import prepare_abandon, prepare_resume, start_event, timestamp
+from editor.engine.records import (
+    park_again,
+    prepare_abandon,
+    prepare_failure,
+    prepare_resume,
+    start_event,
+    timestamp,
+)
 from editor.engine.resolution import resolve_names
 from editor.engine.runner import Engine, compact_json
 from editor.engine.schemas import violations
 from editor.engine.states import PARKED, TERMINAL, TRANSITIONS, RunState, check_transition
 from editor.engine.status import StatusFold, graph_projection, run_status
+from editor.engine.transitions import allowed_sources, check_append_states
 
 __all__ = [
     "EVENT_FIELDS",
@@ -88,13 +96,17 @@ __all__ = [
     "ToolSpec",
     "TransitionRefused",
     "Usage",
+    "allowed_sources",
     "audit",
     "check_append",
+    "check_append_states",
     "check_transition",
     "compact_json",
     "envelope_from_json",
     "graph_projection",
+    "park_again",
     "prepare_abandon",
+    "prepare_failure",
     "prepare_resume",
     "resolve_names",
     "run_status",

@@ -99,6 +99,7 @@ class CallSteps:
             return recorded.completed.get("output")
         if recorded.reconciled is not None and not recorded.reconciled.get("retry"):
             return recorded.reconciled.get("output")
+        self.check_wall_time()
         key = hash_value(
             {"run": self.run_id, "node": node_id, "scope": scope_json(scope), "call": number}
         )
@@ -176,12 +177,22 @@ class CallSteps:
         return output
 
     def _call_with_timeout(self, call: Callable[[], Any], timeout: float, message: str) -> Any:
-        """Run ``call`` on a thread of its own and wait at most ``timeout`` seconds for it.
+        """Run ``call`` on a thread of its own and wait at most ``timeout`` seconds for it, or
+        what is left of the run's wall time when that is less (the failure names the wall time
+        then).
 
         One thread per call, not a fixed pool: a wide map has as many calls in flight as its
         concurrency, and a call queued behind a full pool would spend its timeout waiting.
         A call that times out is left to finish on its own (daemon thread); its result is
         discarded."""
+        # A call counts against the run's wall time: it may take only what is left of it.
+        remaining = self.remaining_time()
+        if remaining <= 0:
+            raise self.wall_time_spent()
+        if remaining < timeout:
+            timeout, failure = remaining, self.wall_time_spent()
+        else:
+            failure = StepFailed(message, "limit_exceeded")
         future: Future[Any] = Future()
 
         def target() -> None:
@@ -195,7 +206,7 @@ class CallSteps:
         try:
             return future.result(timeout=timeout)
         except FutureTimeout:
-            raise StepFailed(message, "limit_exceeded") from None
+            raise failure from None
 
     # agent --------------------------------------------------------------------------
 
@@ -227,7 +238,10 @@ class CallSteps:
         tools = tuple(self.installation.tools.get(name) for name in definition.tools)
         # A tool switched off on this installation is not offered to the model at all.
         offered = {spec.name: spec for spec in tools if spec is not None and spec.enabled}
-        max_steps = past.raised_limits.get("steps", definition.budget.get("max_steps"))
+        # Without a `max_steps` of its own an agent gets the installation's (a runaway model
+        # that keeps asking for tools parks the run instead of holding a worker).
+        declared_steps = definition.budget.get("max_steps", self.limits.agent_max_steps)
+        max_steps = past.raised_limits.get("steps", declared_steps)
         max_tokens = past.raised_limits.get("tokens", definition.budget.get("max_tokens"))
         messages: list[dict[str, Any]] = [{"role": "user", "content": compact_json(value)}]
         tokens = 0
@@ -326,6 +340,7 @@ class CallSteps:
                 recorded.completed.get("reply") or {}, recorded.completed.get("usage")
             )
             return reply, reply.usage.input_tokens + reply.usage.output_tokens
+        self.check_wall_time()
         key = hash_value(
             {"run": self.run_id, "node": node_id, "scope": scope_json(scope), "model_call": number}
         )

@@ -23,8 +23,9 @@ class EngineError(Exception):
 class TransitionRefused(EngineError):
     """A run-state change the table of spec 04 does not allow (HTTP 409)."""
 
-    def __init__(self, current: str, target: str) -> None:
-        super().__init__(f"a run cannot go from `{current}` to `{target}`")
+    def __init__(self, current: str, target: str, why: str | None = None) -> None:
+        message = f"a run cannot go from `{current}` to `{target}`"
+        super().__init__(f"{message}: {why}" if why else message)
         self.current = current
         self.target = target
 

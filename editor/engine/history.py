@@ -53,6 +53,10 @@ class NodeHistory:
 _EMPTY = NodeHistory()
 
 
+def _item_key(parking_kind: str, payload: dict[str, Any]) -> tuple[str, str, Scope]:
+    return (parking_kind, str(payload.get("node")), scope_key(payload.get("scope")))
+
+
 def _parse_time(text: str) -> datetime | None:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -67,24 +71,28 @@ class History:
         self.nodes: dict[tuple[Scope, str], NodeHistory] = {}
         self.visited = 0
         self.running_seconds = 0.0
+        self.map_items = 0  # every item the run's maps fanned out (the node limit's allowance)
         running_since: datetime | None = None
-        open_parkings = 0
+        # The open items, by key: an item parked again while open (after another item's
+        # resolution) is still one item.
+        open_items: set[tuple[str, str, Scope]] = set()
         started = False
         for envelope in events:
             self._feed(envelope)
             at = _parse_time(envelope.recorded_at)
-            if envelope.kind == "GraphRunStarted":
+            kind, payload = envelope.kind, envelope.payload
+            if kind == "GraphRunStarted":
                 continue  # time in `queued` does not count: the clock starts with the first step
             if not started:
                 started, running_since = True, at
-            if envelope.kind in PARKING_KINDS:
-                if open_parkings == 0 and running_since is not None and at is not None:
+            if kind in PARKING_KINDS:
+                if not open_items and running_since is not None and at is not None:
                     self.running_seconds += (at - running_since).total_seconds()
                     running_since = None
-                open_parkings += 1
-            elif envelope.kind in RESOLUTION_KINDS:
-                open_parkings = max(0, open_parkings - 1)
-                if open_parkings == 0:
+                open_items.add(_item_key(kind, payload))
+            elif kind in RESOLUTION_KINDS:
+                open_items.discard(_item_key(RESOLUTION_KINDS[kind], payload))
+                if not open_items and running_since is None:
                     running_since = at
         self._tail_since = running_since
 
@@ -121,6 +129,9 @@ class History:
             node.case = payload.get("case")
         elif kind == "MapFannedOut":
             node.fanned_out = True
+            items = payload.get("items")
+            if isinstance(items, int) and not isinstance(items, bool):
+                self.map_items += max(0, items)
         elif kind in ("MapIterationStarted", "FoldIterationStarted"):
             node.iterations_started.add(int(payload.get("index", -1)))
         elif kind in ("MapIterationJoined", "FoldIterationJoined"):

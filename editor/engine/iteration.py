@@ -78,6 +78,7 @@ class IterationSteps:
             item_scope = (*scope, (node.id, index))
             item_buffer: list[tuple[str, dict[str, Any]]] = []
             try:
+                self.check_wall_time()
                 if index not in past.iterations_started:
                     child = hash_value({"parent_run": self.run_id, "node": node.id, "index": index})
                     item_buffer.append(
@@ -104,14 +105,10 @@ class IterationSteps:
                     with contextlib.suppress(BaseException):
                         self.flush(item_buffer)
 
-        concurrency = max(1, min(node.concurrency, len(items)))
-        if concurrency == 1:
-            for index in range(len(items)):
-                if stop.is_set():
-                    break
-                run_item(index)
-        else:
-            self._fan_out(run_item, len(items), concurrency, stop)
+        if not past.fanned_out:
+            self.count_map_items(len(items))
+        concurrency = max(1, min(node.concurrency, self.limits.map_concurrency, len(items)))
+        self._fan_out(run_item, len(items), concurrency, stop)
         if failures:
             error = failures[min(failures)]
             raise error
@@ -125,30 +122,45 @@ class IterationSteps:
     def _fan_out(
         self, run_item: Callable[[int], None], count: int, concurrency: int, stop: threading.Event
     ) -> None:
-        """Run items ``0..count-1`` on ``concurrency`` threads, starting them in index order."""
+        """Run items ``0..count-1``, in index order, on at most ``concurrency`` threads: this
+        one, and helpers taken from the drive's pool of map threads
+        (``GATEHOUSE_RUN_MAP_CONCURRENCY`` in all, nested maps included). When the pool is
+        used up (an inner map of a wide outer one) the map runs on fewer threads, down to this
+        one alone: it never waits for a thread, so nesting cannot deadlock.
+
+        Each helper takes item after item and keeps its database connection between them; it
+        gives the connection back (``store.release_thread``) when the map has no item left."""
         indexes: queue.SimpleQueue[int] = queue.SimpleQueue()
         for index in range(count):
             indexes.put(index)
 
-        def worker() -> None:
+        def take_items() -> None:
+            while not stop.is_set():
+                try:
+                    index = indexes.get_nowait()
+                except queue.Empty:
+                    return
+                run_item(index)
+
+        def helper() -> None:
             try:
-                while not stop.is_set():
-                    try:
-                        index = indexes.get_nowait()
-                    except queue.Empty:
-                        return
-                    run_item(index)
+                take_items()
             finally:
                 self.store.release_thread()
 
+        taken = self.take_map_threads(concurrency - 1)
         threads = [
-            threading.Thread(target=worker, name=f"gatehouse-map-{n}", daemon=True)
-            for n in range(concurrency)
+            threading.Thread(target=helper, name=f"gatehouse-map-{n}", daemon=True)
+            for n in range(taken)
         ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        try:
+            for thread in threads:
+                thread.start()
+            take_items()
+        finally:
+            for thread in threads:
+                thread.join()
+            self.give_map_threads(taken)
 
     # fold ---------------------------------------------------------------------------
 
@@ -167,6 +179,7 @@ class IterationSteps:
         held = False
         current = value
         for index in range(node.max_iterations):
+            self.check_wall_time()
             pass_scope = (*scope, (node.id, index))
             if index not in past.iterations_started:
                 buffer.append(("FoldIterationStarted", event_payload(node.id, scope, index=index)))

@@ -1,7 +1,9 @@
 """An in-memory :class:`~editor.engine.ports.RunStore`, for tests and benchmarks.
 
 It keeps the same promises as the ORM store: appends are atomic and strict, a second writer
-at the same ``seq`` loses (``RunLost``), and nothing follows a terminal event.
+at the same ``seq`` loses (``RunLost``), nothing follows a terminal event, and an append that
+would move the run along a transition the state table forbids is refused
+(``TransitionRefused``), with nothing written.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from editor.engine.errors import AppendRefused, RunLost
-from editor.engine.events import check_append
+from editor.engine.errors import RunLost
+from editor.engine.events import TERMINAL_KINDS, check_append
 from editor.engine.ports import Envelope, RunRecord, SystemClock
 from editor.engine.records import start_event
 from editor.engine.status import run_status
+from editor.engine.transitions import check_append_states
 from editor.graph import Graph, canonical_graph, graph_hash, hash_bytes
 
 __all__ = ["InMemoryStore"]
@@ -82,12 +85,13 @@ class InMemoryStore:
             log = self.events[run_id]
             if events and events[0].seq != len(log):
                 raise RunLost(f"event {events[0].seq} was taken: the log has {len(log)} events")
-            try:
-                check_append(len(log), log[-1].kind if log else None, events)
-            except AppendRefused as refused:
-                if log and log[-1].kind in ("RunCompleted", "RunFailed", "RunAbandoned"):
-                    raise RunLost(str(refused)) from refused
-                raise
+            # As the ORM store: the strict checks on the new events, then the run's end, then
+            # the state table.
+            check_append(len(log), None, events)
+            if log and log[-1].kind in TERMINAL_KINDS:
+                raise RunLost(f"the run ended with {log[-1].kind}; nothing can follow it")
+            current = self.runs[run_id]["status"]["state"]
+            check_append_states(current, [envelope.kind for envelope in events], status["state"])
             log.extend(events)
             self.runs[run_id]["status"] = status
 

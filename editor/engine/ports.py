@@ -269,6 +269,12 @@ class Limits:
     model_timeout: float = 120.0  # GATEHOUSE_MODEL_TIMEOUT
     max_event_bytes: int = 1 << 20  # GATEHOUSE_EVENT_MAX_BYTES (one payload)
     tool_retries: int = 0  # GATEHOUSE_TOOL_RETRIES
+    # Map items in flight at once in one drive, nested maps included (a map's own
+    # `concurrency` asks for at most that many): GATEHOUSE_RUN_MAP_CONCURRENCY.
+    map_concurrency: int = 16
+    # An agent loop's model calls when its definition sets no `max_steps`: crossing it parks
+    # the run in `budget_exceeded` as a declared budget does. GATEHOUSE_AGENT_MAX_STEPS.
+    agent_max_steps: int = 50
 
 
 @dataclass(frozen=True, slots=True)

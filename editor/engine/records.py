@@ -6,6 +6,7 @@ engine appends everything else.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,10 +14,17 @@ from editor.engine.errors import InvalidResumeInput, NotParked, TransitionRefuse
 from editor.engine.ports import Envelope, RunRecord
 from editor.engine.schemas import violations
 from editor.engine.states import TERMINAL, RunState, check_transition
-from editor.engine.status import last_resolution, run_status, scope_key
+from editor.engine.status import PARKING_KINDS, last_resolution, run_status, scope_key
 from editor.graph import hash_value
 
-__all__ = ["prepare_abandon", "prepare_resume", "start_event", "timestamp"]
+__all__ = [
+    "park_again",
+    "prepare_abandon",
+    "prepare_failure",
+    "prepare_resume",
+    "start_event",
+    "timestamp",
+]
 
 
 def timestamp(now: datetime) -> str:
@@ -107,8 +115,31 @@ def prepare_resume(
     if item.get("scope"):
         payload["scope"] = item["scope"]
     envelope = Envelope(record.run_id, len(events), timestamp(now), kind, payload)
-    after = run_status([*events, envelope])
-    return [envelope], after
+    resolved = [*events, envelope]
+    again = park_again(resolved, run_status(resolved), now)
+    if again is None:
+        return [envelope], run_status(resolved)
+    # The last item of its kind was resolved while items of another kind are open: the run
+    # goes back to running and, in the same step, parks again at the oldest open item.
+    return [envelope, again], run_status([*resolved, again])
+
+
+def park_again(
+    events: Sequence[Envelope], status: dict[str, Any], now: datetime
+) -> Envelope | None:
+    """The event that parks a run again when its status is ``running`` with items still open
+    (a resolution left only items of another kind open): a copy of the oldest open item's
+    own parking event, appended after ``events``. ``None`` when the run needs none."""
+    pending = status.get("pending") or []
+    if status.get("state") != RunState.RUNNING.value or not pending:
+        return None
+    seq = int(pending[0]["seq"])
+    original = events[seq] if 0 <= seq < len(events) else None
+    if original is None or original.seq != seq or original.kind not in PARKING_KINDS:
+        return None  # pragma: no cover - the status is always the fold of this log
+    return Envelope(
+        original.run_id, len(events), timestamp(now), original.kind, dict(original.payload)
+    )
 
 
 def prepare_abandon(
@@ -124,4 +155,23 @@ def prepare_abandon(
     if reason:
         payload["reason"] = reason
     envelope = Envelope(record.run_id, len(record.events), timestamp(now), "RunAbandoned", payload)
+    return [envelope], run_status([*record.events, envelope])
+
+
+def prepare_failure(
+    record: RunRecord, error: str, code: str, now: datetime
+) -> tuple[list[Envelope], dict[str, Any]]:
+    """The ``RunFailed`` event a worker records for a run whose drive could not end it (a
+    crash, drives cut off too often, a drive past its wall time), and the status after it.
+    Only a run that waits for a driver (queued or running) is failed this way."""
+    state = RunState(run_status(record.events)["state"])
+    if state not in (RunState.QUEUED, RunState.RUNNING):
+        raise TransitionRefused(state.value, RunState.FAILED.value, "it is not being driven")
+    envelope = Envelope(
+        record.run_id,
+        len(record.events),
+        timestamp(now),
+        "RunFailed",
+        {"error": error, "code": code},
+    )
     return [envelope], run_status([*record.events, envelope])

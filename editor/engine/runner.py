@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -36,10 +37,10 @@ from editor.engine.ports import (
     RunStore,
     SystemClock,
 )
-from editor.engine.records import timestamp
+from editor.engine.records import park_again, timestamp
 from editor.engine.resolution import resolve_names
 from editor.engine.schemas import first_violation
-from editor.engine.states import TERMINAL, RunState
+from editor.engine.states import PARKED, TERMINAL, RunState
 from editor.engine.status import StatusFold, run_status
 from editor.engine.steps import (
     Parked,
@@ -83,10 +84,16 @@ class Engine:
         self.clock = clock or SystemClock()
         self.limits = limits or Limits()
 
-    def drive(self, run_id: str) -> str:
-        """Drive ``run_id`` until it parks, ends or is lost; return the state it is left in."""
+    def drive(self, run_id: str, *, started: Callable[[float], None] | None = None) -> str:
+        """Drive ``run_id`` until it parks, ends or is lost; return the state it is left in.
+
+        ``started`` is called once the run is loaded, with the seconds left of its wall time
+        (the worker's watchdog sets its deadline from it)."""
         record = self.store.load_run(run_id)
-        return _Drive(self, record).run()
+        drive = _Drive(self, record)
+        if started is not None:
+            started(drive.remaining_time())
+        return drive.run()
 
 
 class _Drive(CallSteps, IterationSteps):
@@ -106,6 +113,11 @@ class _Drive(CallSteps, IterationSteps):
         self.lock = threading.Lock()
         self.lost = False
         self.visited = self.history.visited
+        # Map items the run fanned out: one visit each is bounded by the item cap, not by the
+        # node limit, so that a map of exactly GATEHOUSE_RUN_MAX_MAP_ITEMS items can finish.
+        self.map_items = self.history.map_items
+        # Helper threads maps may still start in this drive (the drive's own thread is one).
+        self.map_threads = max(0, self.limits.map_concurrency - 1)
         self.started_at = self.clock.monotonic()
         self.running_before = self.history.running_seconds_until(self.clock.now())
 
@@ -154,11 +166,16 @@ class _Drive(CallSteps, IterationSteps):
 
     def run(self) -> str:
         state = RunState(self.fold.status()["state"])
-        if state in TERMINAL or self.fold.pending:
+        if state in TERMINAL or state in PARKED:
             return state.value
+        if self.fold.pending:
+            # Running with items still open (a resolution the services recorded without the
+            # parking that must follow it): park again at the oldest; nothing else to do.
+            return self._park_again()
         buffer: list[tuple[str, dict[str, Any]]] = []
         try:
             try:
+                self.check_wall_time()  # a re-drive of a run that overran fails at once
                 graph = self._load_graph()
                 output = self.walk(graph, self.record.input, (), buffer)
                 buffer.append(("RunCompleted", {"output": output}))
@@ -182,6 +199,16 @@ class _Drive(CallSteps, IterationSteps):
             return str(run_status(self.store.load_run(self.run_id).events)["state"])
         return self.fold.status()["state"]
 
+    def _park_again(self) -> str:
+        events = self.store.load_run(self.run_id).events
+        again = park_again(events, run_status(events), self.clock.now())
+        if again is not None:
+            try:
+                self.flush([(again.kind, again.payload)], check_size=False)
+            except RunLost:
+                return str(run_status(self.store.load_run(self.run_id).events)["state"])
+        return self.fold.status()["state"]
+
     def _load_graph(self) -> Graph:
         graph_hash = self.record.graph_hash
         data = self.store.load_graph(graph_hash)
@@ -200,22 +227,55 @@ class _Drive(CallSteps, IterationSteps):
         return graph
 
     def _check_limits(self) -> None:
+        limit = self.limits.max_nodes_visited
         with self.lock:
             self.visited += 1
             visited = self.visited
-        if visited > self.limits.max_nodes_visited:
+            allowance = min(self.map_items, self.limits.max_map_items)
+        if visited > limit + allowance:
+            besides = (
+                f", besides one for each of its first {allowance} map items" if allowance else ""
+            )
             raise StepFailed(
-                f"the run visited more than {self.limits.max_nodes_visited} nodes "
-                f"(GATEHOUSE_RUN_MAX_NODES)",
+                f"the run visited more than {limit} nodes (GATEHOUSE_RUN_MAX_NODES){besides}",
                 "limit_exceeded",
             )
+        self.check_wall_time()
+
+    def count_map_items(self, count: int) -> None:
+        with self.lock:
+            self.map_items += count
+
+    def take_map_threads(self, wanted: int) -> int:
+        """Take up to ``wanted`` helper threads from the drive's pool; how many were taken."""
+        with self.lock:
+            taken = max(0, min(wanted, self.map_threads))
+            self.map_threads -= taken
+        return taken
+
+    def give_map_threads(self, count: int) -> None:
+        with self.lock:
+            self.map_threads += count
+
+    def remaining_time(self) -> float:
+        """Seconds left of the run's wall time (``GATEHOUSE_RUN_WALL_TIME``; time in
+        `running` only); negative once it is spent."""
         elapsed = self.running_before + self.clock.monotonic() - self.started_at
-        if elapsed > self.limits.wall_time:
-            raise StepFailed(
-                f"the run has been running for more than {self.limits.wall_time:g} s "
-                f"(GATEHOUSE_RUN_WALL_TIME)",
-                "limit_exceeded",
-            )
+        return self.limits.wall_time - elapsed
+
+    def check_wall_time(self) -> None:
+        """Fail the run once its wall time is spent: checked at the start of a drive, before
+        each node, model call, tool call, map item and fold pass, and after each schema check,
+        so expression evaluation, schema checks and calls all count against it."""
+        if self.remaining_time() < 0:
+            raise self.wall_time_spent()
+
+    def wall_time_spent(self) -> StepFailed:
+        return StepFailed(
+            f"the run has been running for more than {self.limits.wall_time:g} s "
+            f"(GATEHOUSE_RUN_WALL_TIME)",
+            "limit_exceeded",
+        )
 
     # --- the walk (exact) ------------------------------------------------------------
 
@@ -369,3 +429,4 @@ class _Drive(CallSteps, IterationSteps):
         problem = first_violation(schema, value)
         if problem is not None:
             raise StepFailed(f"{what} does not match its {field}: {problem}")
+        self.check_wall_time()  # the check's own time counts against the run's

@@ -3,8 +3,14 @@
 :class:`StatusFold` is fed one envelope at a time (the engine keeps one while it appends);
 :func:`run_status` folds a whole log. Parking events (``Suspended``, ``BudgetExceeded``,
 ``ReconciliationNeeded``) open *pending* items; their resolutions (``Resumed``,
-``BudgetRaised``, ``Reconciled``) close them. A run with a pending item is parked in the state
-of its oldest one.
+``BudgetRaised``, ``Reconciled``) close them.
+
+The state moves only along the table of :mod:`editor.engine.states`: a parking event parks a
+running run in its own state, and adds an item to a parked one; a resolution leaves the run
+parked while items of the same kind are open, and otherwise returns it to ``running`` (the
+table's *resolved* edges) until a parking event parks it again — so a run whose last gate was
+resolved while a budget item is still open goes ``suspended → running → budget_exceeded``, and
+:func:`editor.engine.records.prepare_resume` appends that second parking in the same step.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from editor.engine.ports import Envelope
-from editor.engine.states import RunState
+from editor.engine.states import PARKED, RunState
 
 __all__ = [
     "PARKING_KINDS",
@@ -34,6 +40,7 @@ PARKING_KINDS: dict[str, tuple[str, RunState, str]] = {
 RESOLUTION_KINDS: dict[str, str] = {
     resolved: kind for kind, (_, _, resolved) in PARKING_KINDS.items()
 }
+_PENDING_KIND_OF = {state: pending for pending, state, _ in PARKING_KINDS.values()}
 _PENDING_FIELDS = {
     "Suspended": ("reason", "input_schema", "value"),
     "BudgetExceeded": ("budget", "observed"),
@@ -71,21 +78,32 @@ class StatusFold:
             if payload.get("reason"):
                 self.terminal["reason"] = payload["reason"]
         elif kind in PARKING_KINDS:
-            pending_kind = PARKING_KINDS[kind][0]
+            pending_kind, parked_state, _ = PARKING_KINDS[kind]
             key = (pending_kind, str(payload.get("node")), scope_key(payload.get("scope")))
             item: dict[str, Any] = {"kind": pending_kind, "node": payload.get("node")}
             if payload.get("scope"):
                 item["scope"] = payload["scope"]
-            item["seq"] = envelope.seq
-            item["at"] = envelope.recorded_at
+            opened = self.pending.get(key)
+            # An item parked again while still open (after another item's resolution) keeps
+            # its place: when it was first recorded.
+            item["seq"] = envelope.seq if opened is None else opened["seq"]
+            item["at"] = envelope.recorded_at if opened is None else opened["at"]
             for name in _PENDING_FIELDS[kind]:
                 if name in payload:
                     item[name] = payload[name]
             self.pending[key] = item
+            if self.state not in PARKED:
+                self.state = parked_state
+            return
         elif kind in RESOLUTION_KINDS:
             pending_kind = PARKING_KINDS[RESOLUTION_KINDS[kind]][0]
             key = (pending_kind, str(payload.get("node")), scope_key(payload.get("scope")))
             self.pending.pop(key, None)
+            if self.state in PARKED:
+                waiting_for = _PENDING_KIND_OF[self.state]
+                if not any(item["kind"] == waiting_for for item in self.pending.values()):
+                    self.state = RunState.RUNNING
+            return
         if kind != "GraphRunStarted" and self.state is RunState.QUEUED:
             self.state = RunState.RUNNING
 
@@ -96,13 +114,15 @@ class StatusFold:
         if self.terminal is not None:
             return dict(self.terminal)
         items = self.pending_items()
-        if not items:
-            return {"state": self.state.value}
-        first = items[0]
-        state = {"gate": RunState.SUSPENDED, "budget": RunState.BUDGET_EXCEEDED}.get(
-            first["kind"], RunState.NEEDS_RECONCILIATION
-        )
-        status: dict[str, Any] = {"state": state.value, "node": first["node"]}
+        state = self.state
+        if state not in PARKED:
+            status: dict[str, Any] = {"state": state.value}
+            if items:  # between a resolution and the parking that follows it
+                status["pending"] = items
+            return status
+        waiting_for = _PENDING_KIND_OF[state]
+        first = next((item for item in items if item["kind"] == waiting_for), items[0])
+        status = {"state": state.value, "node": first["node"]}
         if state is RunState.SUSPENDED:
             status["reason"] = first.get("reason")
             status["input_schema"] = first.get("input_schema")

@@ -6,6 +6,8 @@ here also runs :func:`editor.tasks.sweep_expired_leases`, from a daemon thread e
 (tests, one-off catch-up) it sweeps once before working through the queue instead.
 When the database goes away (a restart), the worker keeps its process and starts its loop
 again once the database answers, rather than exiting as django-tasks-db's worker does.
+Without ``--batch`` a drive stuck past its run's wall time ends the process (exit status 70,
+see :mod:`editor.watchdog`): run workers under a supervisor that starts them again.
 The options are django-tasks-db's own.
 """
 
@@ -23,6 +25,7 @@ from django.db import DatabaseError, connection, connections
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
 
+from editor import watchdog
 from editor.tasks import sweep_expired_leases
 
 logger = logging.getLogger("editor.tasks")
@@ -89,6 +92,9 @@ class Command(WorkerCommand):
             sweep_once()
             super().handle(*args, **options)
             return
+        # A long-running worker: a drive stuck past its run's wall time and the watchdog's
+        # grace ends the process, for its supervisor to start a fresh one (editor.watchdog).
+        watchdog.exit_when_stuck = True
         sweeper = Sweeper(settings.GATEHOUSE_SWEEP_SECONDS)
         sweeper.start()
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import signal
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -26,3 +27,16 @@ def work_the_queue() -> Iterator[Callable[[], str]]:
     finally:
         for number, handler in saved.items():
             signal.signal(number, handler)
+
+
+@pytest.fixture
+def test_tools(settings: Any) -> Iterator[None]:
+    """The worker's installation with the test tools of ``slow_tools`` registered."""
+    from editor.services.installation import tools
+
+    settings.GATEHOUSE_TOOL_MODULES = ["tests.integration.runs.slow_tools"]
+    tools.cache_clear()
+    try:
+        yield
+    finally:
+        tools.cache_clear()

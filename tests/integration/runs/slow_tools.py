@@ -3,7 +3,8 @@
 ``hold`` (``idempotent``) and ``hold_write`` (``write``) each note their call in the file named by
 ``calls`` (one line: the idempotency key), then wait until the file named by ``release`` exists:
 a test kills the worker while the call waits, and releases it for the next worker.
-``until_renewed`` waits until the worker's heartbeat renews the run's lease.
+``until_renewed`` waits until the worker's heartbeat renews the run's lease. ``count_threads``
+notes the most threads the process had while it ran (``ThreadCount.most``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def register(registry: Any) -> None:
         ToolSpec("hold_write", "Waits for a file.", hold, ToolEffect.WRITE, input_schema=SCHEMA)
     )
     registry.register(ToolSpec("until_renewed", "Waits for a lease renewal.", until_renewed))
+    registry.register(ToolSpec("count_threads", "Notes the threads alive.", count_threads))
 
 
 def until_renewed(value: Any, context: ToolContext) -> dict[str, Any]:
@@ -61,3 +63,17 @@ def until_renewed(value: Any, context: ToolContext) -> dict[str, Any]:
         return {"renewed": False}
     finally:
         connection.close()
+
+
+class ThreadCount:
+    """The most threads the worker process had at once while ``count_threads`` calls ran."""
+
+    most = 0
+
+
+def count_threads(value: Any, context: ToolContext) -> Any:
+    import threading
+
+    ThreadCount.most = max(ThreadCount.most, threading.active_count())
+    time.sleep(0.005)  # long enough for the items in flight to overlap
+    return value

@@ -46,6 +46,27 @@ GATED: dict[str, Any] = {
 }
 
 
+def wide_map(concurrency: int, tool: str = "echo") -> dict[str, Any]:
+    """``m``: a map over ``items`` asking for ``concurrency`` items at once, body ``each``
+    (``tool``)."""
+    return {
+        "schema_version": 1,
+        "nodes": [
+            {
+                "kind": "map",
+                "payload": {
+                    "id": "m",
+                    "over": "items",
+                    "concurrency": concurrency,
+                    "body": {"kind": "node", "value": "each"},
+                },
+            },
+            {"kind": "tool", "payload": {"id": "each", "tool": tool}},
+        ],
+        "edges": [],
+    }
+
+
 def one_tool(tool: str, *, then: str = "echo") -> dict[str, Any]:
     """``call`` (``tool``) → ``after`` (``then``)."""
     return {

@@ -140,7 +140,7 @@ def test_a_run_resolved_while_its_worker_lets_go_is_queued_again(
     run_id = start(GATED, {"draft": "hello"})
     release = OrmRunStore.release
 
-    def resolved_just_before_release(store: OrmRunStore, run: str) -> None:
+    def resolved_just_before_release(store: OrmRunStore, run: str, **how: Any) -> None:
         # The resume lands while this worker still holds the lease: its task finds the run
         # leased and leaves it.
         service = OrmRunStore()
@@ -149,7 +149,7 @@ def test_a_run_resolved_while_its_worker_lets_go_is_queued_again(
         )
         service.record(run, events, status)
         assert drive_run.call(run) is None
-        release(store, run)
+        release(store, run, **how)
 
     monkeypatch.setattr(OrmRunStore, "release", resolved_just_before_release)
     assert drive_run.call(run_id) == "suspended"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from editor.engine import InvalidResumeInput, ToolContext, ToolEffect
+from editor.engine import InvalidResumeInput, ToolContext, ToolEffect, run_status
 from editor.graph import hash_value
 from editor.graph.model import AgentNode, FoldNode, JoinLast, MapNode, NodeBody, ToolNode
 from tests.unit.engine.harness import Harness, graph, tool_key
@@ -90,6 +90,7 @@ def test_an_interrupted_model_call_is_reissued_and_not_recorded_again(h: Harness
     complete = list(h.store.events[run_id])
     cut = [e.kind for e in complete].index("ModelCallRequested") + 1
     h.store.events[run_id] = complete[:cut]
+    h.store.runs[run_id]["status"] = run_status(complete[:cut])
     assert h.drive(run_id) == "completed"
     assert [e.kind for e in h.store.events[run_id]] == [e.kind for e in complete]
     assert h.of(run_id, "ModelCallRequested") == [complete[cut - 1].payload]

@@ -43,19 +43,29 @@ def test_nodes_visited_per_run(h: Harness) -> None:
     )
 
 
-def test_nodes_visited_counts_map_items_and_survives_a_re_drive(h: Harness) -> None:
-    h.limits = replace(h.limits, max_nodes_visited=3)
+def test_nodes_visited_counts_map_items_beyond_the_item_cap_and_survives_a_re_drive(
+    h: Harness,
+) -> None:
+    # One visit per map item is bounded by the item cap instead (up to that cap per run), so a
+    # map of exactly the item cap can finish; the visits beyond count.
+    h.limits = replace(h.limits, max_nodes_visited=3, max_map_items=2)
     document = graph(
         GateNode("g", approval_schema={}),
         MapNode("m", over="items", concurrency=1, body=NodeBody("each")),
+        MapNode("n", over="items", concurrency=1, body=NodeBody("other")),
         ToolNode("each", "echo"),
-        edges=[("g", "m")],
+        ToolNode("other", "echo"),
+        edges=[("g", "m"), ("g", "n")],
     )
     run_id = h.run(document)
     h.resume(run_id, {"items": [1, 2]})
-    assert h.drive(run_id) == "failed"  # g, m, each[0] — each[1] is the fourth
-    assert h.error(run_id) == "the run visited more than 3 nodes (GATEHOUSE_RUN_MAX_NODES)"
-    h.limits = replace(h.limits, max_nodes_visited=4)
+    assert h.drive(run_id) == "failed"  # g, m, each×2, n, other[0] is the sixth
+    assert h.error(run_id) == (
+        "the run visited more than 3 nodes (GATEHOUSE_RUN_MAX_NODES), besides one for each "
+        "of its first 2 map items"
+    )
+    assert h.kinds(run_id).count("NodeEntered") == 5
+    h.limits = replace(h.limits, max_nodes_visited=5)  # 7 visits: 5 and 2 map items
     run_id = h.run(document)
     h.resume(run_id, {"items": [1, 2]})
     assert h.drive(run_id) == "completed"

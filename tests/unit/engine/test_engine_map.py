@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
-from editor.engine import ToolContext, ToolError
+from editor.engine import InMemoryStore, ToolContext, ToolError
 from editor.graph import hash_value
 from editor.graph.model import AgentNode, MapNode, NodeBody, SubgraphBody, ToolNode
-from tests.unit.engine.harness import CheckedStore, Harness, InFlight, graph, tool_key
+from tests.unit.engine.harness import Harness, InFlight, graph, tool_key
 
 
 def mapped(body: Any = None, concurrency: int = 1, **kwargs: Any) -> Any:
@@ -108,7 +109,7 @@ def test_at_most_concurrency_items_are_in_flight_at_once(h: Harness) -> None:
 def test_outputs_keep_element_order_when_items_finish_out_of_order(h: Harness) -> None:
     second_joined = threading.Event()
 
-    class Watching(CheckedStore):
+    class Watching(InMemoryStore):
         def append(self, run_id: str, events: Any, status: dict[str, Any]) -> None:
             super().append(run_id, events, status)
             if any(e.kind == "MapIterationJoined" and e.payload["index"] == 1 for e in events):
@@ -224,6 +225,7 @@ def test_a_wide_map_has_every_item_in_flight_at_once(h: Harness) -> None:
     """More items in flight than any fixed pool of call threads: no call waits for a thread
     (a call queued behind others would spend its timeout waiting)."""
     width = 40
+    h.limits = replace(h.limits, map_concurrency=width)  # the installation's cap allows it
     in_flight = InFlight(parties=width)
     h.tool("meet", in_flight)
     document = graph(
@@ -233,3 +235,52 @@ def test_a_wide_map_has_every_item_in_flight_at_once(h: Harness) -> None:
     run_id = h.run(document, {"items": list(range(width))})
     assert h.output(run_id) == list(range(width))
     assert in_flight.most == width
+
+
+# --- the installation's cap (GATEHOUSE_RUN_MAP_CONCURRENCY) ------------------------------------
+
+
+def test_the_installation_caps_a_maps_concurrency(h: Harness) -> None:
+    """Found: a map ran one thread per item when its author asked for it (10,000 threads)."""
+    h.limits = replace(h.limits, map_concurrency=4)
+    in_flight = InFlight(parties=4)
+    h.tool("meet", in_flight)
+    document = graph(
+        MapNode("m", over="items", concurrency=48, body=NodeBody("each")), ToolNode("each", "meet")
+    )
+    run_id = h.run(document, {"items": list(range(48))})
+    assert h.output(run_id) == list(range(48))
+    assert in_flight.most == 4
+
+
+def test_nested_maps_share_the_cap_of_their_drive(h: Harness) -> None:
+    h.limits = replace(h.limits, map_concurrency=4)
+    in_flight = InFlight(parties=4)
+    h.tool("meet", in_flight)
+    inner = graph(
+        MapNode("inner", over="row", concurrency=4, body=NodeBody("cell")),
+        ToolNode("cell", "meet"),
+    )
+    document = graph(MapNode("outer", over="rows", concurrency=4, body=SubgraphBody(inner)))
+    rows = [{"row": [4 * r + c for c in range(4)]} for r in range(4)]
+    run_id = h.run(document, {"rows": rows})
+    assert h.output(run_id) == [[4 * r + c for c in range(4)] for r in range(4)]
+    assert in_flight.most == 4
+    assert sum(1 for t in threading.enumerate() if t.name.startswith("gatehouse-map")) == 0
+
+
+def test_a_map_of_exactly_the_item_cap_completes_with_the_default_limits(h: Harness) -> None:
+    """Found: a map of GATEHOUSE_RUN_MAX_MAP_ITEMS items crossed GATEHOUSE_RUN_MAX_NODES (its
+    items are visits too) and could never finish."""
+    items = list(range(h.limits.max_map_items))
+    h.tool("first", lambda value, context: value)
+    document = graph(
+        ToolNode("first", "first"),
+        MapNode("m", over="items", concurrency=16, body=NodeBody("each")),
+        ToolNode("each", "echo"),
+        ToolNode("last", "echo"),
+        edges=[("first", "m"), ("m", "last")],
+    )
+    run_id = h.run(document, {"items": items})
+    assert h.output(run_id) == items
+    assert h.kinds(run_id).count("MapIterationJoined") == len(items)

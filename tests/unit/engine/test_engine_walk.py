@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from editor.engine import InMemoryStore
 from editor.graph.model import (
     BranchCase,
     BranchNode,
@@ -142,9 +141,7 @@ def test_a_not_taken_branch_edge_is_not_live_but_another_edge_is(h: Harness) -> 
 
 
 def test_an_empty_document_completes_with_an_empty_object(h: Harness) -> None:
-    # the run has no step to record before its end, so its status goes from `queued`
-    # straight to `completed`, which spec 04's table does not list: no transition check here
-    h.store = InMemoryStore()
+    # its driver records the end at once: queued → running (the driver's step) → completed
     run_id = h.run(graph(), 1)
     assert h.events(run_id) == [("RunCompleted", {"output": {}})]
 
