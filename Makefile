@@ -19,7 +19,8 @@ BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 	tests/benchmarks/live_validation.py tests/benchmarks/engine.py tests/benchmarks/inbox.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
-DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key)
+DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key) \
+	$(if $(GATEHOUSE_BASE_URL),,GATEHOUSE_BASE_URL=http://127.0.0.1:$(PORT))
 
 .PHONY: help run test lint bench load faults fuzz schema setup setup-dev graphviz chromium
 

@@ -17,7 +17,9 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -26,17 +28,21 @@ from django.tasks import task
 from django.utils import timezone
 
 from editor.engine import PARKED, Engine
+from editor.engine.ports import Envelope
 from editor.models import Run
 from editor.services import notifications
 from editor.services.installation import installation, limits
 from editor.store import DRIVABLE, OrmRunStore
 
 __all__ = [
+    "AnnouncingRunStore",
     "drive_run",
     "enqueue_run",
     "new_owner",
     "notify_approvers",
+    "notify_operators",
     "queue_notification",
+    "queue_operator_notification",
     "sweep_expired_leases",
 ]
 
@@ -83,7 +89,7 @@ def drive_run(run_id: str) -> str | None:
     """Drive one run until it parks or ends. Returns the state it left the run in, or
     ``None`` when another worker drives it (or nothing needs to)."""
     lease_seconds = settings.GATEHOUSE_RUN_LEASE_SECONDS
-    store = OrmRunStore(new_owner(), lease_seconds, on_suspended=queue_notification)
+    store = AnnouncingRunStore(new_owner(), lease_seconds, on_suspended=queue_notification)
     if not store.claim(run_id):
         logger.info("run %s: not claimed (driven elsewhere, or not waiting)", run_id)
         return None
@@ -115,6 +121,32 @@ def queue_notification(run_id: str, seq: int) -> None:
     so a slow mail server never holds a run's lease. Without email configured, nothing."""
     if notifications.email_configured():
         notify_approvers.enqueue(str(run_id), int(seq))
+
+
+@task()
+def notify_operators(run_id: str, seq: int) -> int:
+    """Email the operators about one budget or reconciliation card; how many were sent."""
+    return notifications.notify_operator_card(run_id, seq)
+
+
+def queue_operator_notification(run_id: str, seq: int) -> None:
+    """Called once a ``BudgetExceeded`` or ``ReconciliationNeeded`` event has committed."""
+    if notifications.email_configured():
+        notify_operators.enqueue(str(run_id), int(seq))
+
+
+class AnnouncingRunStore(OrmRunStore):
+    """The driver's store: after each append that opens a budget or reconciliation card,
+    the operators' email is queued once the append has committed (a position in the log
+    commits once, so each card is announced once), as ``on_suspended`` does for gates."""
+
+    def append(self, run_id: str, events: Sequence[Envelope], status: dict[str, Any]) -> None:
+        super().append(run_id, events, status)
+        for envelope in events:
+            if envelope.kind in notifications.OPERATOR_CARDS:
+                transaction.on_commit(
+                    lambda seq=envelope.seq: queue_operator_notification(run_id, seq), robust=True
+                )
 
 
 def enqueue_run(run_id: str) -> None:
