@@ -15,11 +15,12 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from editor.services import approval_forms, inbox, runs
+from editor.services import approval_forms, inbox, inbox_log, runs
 from editor.services.approval_forms import ApprovalForm
 from editor.services.approval_widgets import decision_html, field_html
 from editor.services.errors import InvalidResume, NotAllowed, NotSuspended
-from editor.services.inbox import Decision, InboxItem
+from editor.services.inbox import InboxItem
+from editor.services.inbox_log import Decision
 from editor.services.rich_text import markdown_html
 from editor.services.value_view import value_html
 
@@ -200,7 +201,7 @@ def resolve_card(user: Any, run_id: str, post: Any) -> Card:
         return _with_violations(base, item, post, error.violations)
     except NotSuspended as error:
         return Card(card_id, item=item, taken_by=error.resolved_by, taken_at=error.resolved_at)
-    return Card(card_id, item=item, receipt=inbox.resolution_of(run_id, item.node, item.scope))
+    return Card(card_id, item=item, receipt=inbox_log.resolution_of(run_id, item.node, item.scope))
 
 
 def _taken(user: Any, run_id: str, node: str | None, scope: Any, card_id: str) -> Card:
@@ -208,7 +209,7 @@ def _taken(user: Any, run_id: str, node: str | None, scope: Any, card_id: str) -
     the log. Only someone who may resolve something is told."""
     if not (inbox.may_resolve(user, "gate") or inbox.may_resolve(user, "budget")):
         raise NotAllowed()
-    receipt = inbox.resolution_of(run_id, node, scope) if node is not None else None
+    receipt = inbox_log.resolution_of(run_id, node, scope) if node is not None else None
     if receipt is None:
         return Card(card_id)
     return Card(card_id, taken_by=receipt.by, taken_at=receipt.at)
