@@ -73,9 +73,11 @@ class InboxFilter:
 
     @property
     def until_moment(self) -> datetime | None:
-        return datetime.combine(self.until + timedelta(days=1), datetime.min.time(), UTC) if (
-            self.until
-        ) else None
+        return (
+            datetime.combine(self.until + timedelta(days=1), datetime.min.time(), UTC)
+            if (self.until)
+            else None
+        )
 
     def params(self) -> dict[str, str]:
         """The filter as query parameters (for links that keep it)."""
