@@ -116,7 +116,9 @@ def test_the_prompt_is_markdown_and_the_value_a_tree_with_its_json(
     assert re.search(
         r'<button type="button"[^>]*data-copy="card-[^"]+-json" hidden>Copy JSON</button>', page
     )
-    assert re.search(r'<pre class="json-view" id="card-[^"]+-json">\{\n  &quot;draft&quot;', page)
+    assert re.search(
+        r'<pre class="json-view" id="card-[^"]+-json" tabindex="0">\{\n  &quot;draft&quot;', page
+    )
 
 
 def test_the_pending_tab_filters_by_document_including_runs_started_from_its_hash(
