@@ -1,6 +1,6 @@
-"""How a gate's form is laid out (spec 06, *Approval inbox*, and issue 14's *Decisions in one
-click*): the order of its fields, the decision buttons, the schema's own comment, and the
-constraints the browser enforces beside the server.
+"""How a gate's form is laid out (spec 06, *Approval inbox*, and ``docs/inbox.md``): the order
+of its fields, the decision buttons, the schema's own comment, and the constraints the browser
+enforces beside the server.
 
 * **Order.** A recorded ``approval_schema`` is stored as canonical JSON, whose object keys are
   sorted, so the order its author wrote is gone. Fields come in the order people expect:

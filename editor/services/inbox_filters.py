@@ -1,5 +1,5 @@
-"""The inbox's filters (issue 14, *Inbox filters that agree with what they show*), shared by
-the **Pending** and **Resolved** tabs and by ``GET /v1/inbox`` and ``GET /v1/inbox/resolved``.
+"""The inbox's filters (``docs/inbox.md``), shared by the **Pending** and **Resolved** tabs and
+by ``GET /v1/inbox`` and ``GET /v1/inbox/resolved``: they keep what the cards show.
 
 =========== ==================================================================================
 parameter   keeps

@@ -1,5 +1,4 @@
-"""A gate's prompt as Markdown, made safe to inline in a page (issue 14, *Decisions in one
-click*).
+"""A gate's prompt as Markdown, made safe to inline in a page (``docs/inbox.md``).
 
 Rendered by markdown-it-py (CommonMark with tables and strikethrough; raw HTML off, so a
 ``<script>`` in a prompt is text) and then cleaned by nh3 (the Ammonia sanitiser) against an

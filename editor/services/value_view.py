@@ -1,6 +1,6 @@
-"""The value that arrived at a gate, shown so a person can read it (issue 14, *Decisions in one
-click*): a string as text with its line breaks, a number, boolean or ``null`` as itself, and an
-object or array as a tree of ``<details>`` elements that open and close without script (the
+"""The value that arrived at a gate, shown so a person can read it (``docs/inbox.md``): a
+string as text with its line breaks, a number, boolean or ``null`` as itself, and an object or
+array as a tree of ``<details>`` elements that open and close without script (the
 first two levels open). The card keeps the whole value as formatted JSON too, behind **Copy
 JSON** and a *JSON* disclosure.
 

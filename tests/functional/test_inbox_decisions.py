@@ -1,4 +1,4 @@
-"""Decisions in one click, in a browser (issue 14): the *Approval gate* template approved and
+"""Decisions in one click, in a browser: the *Approval gate* template approved and
 rejected with one click each, refused values that keep the focus on their field and record
 nothing, and the inbox pages checked with axe-core.
 

@@ -1,4 +1,4 @@
-"""The inbox pages of issue 14: the card's one-click decision, the schema's own comment, the
+"""The inbox pages: the card's one-click decision, the schema's own comment, the
 constraints and the focus after a refusal, the prompt and the value at the gate; and the
 filters of both tabs."""
 

@@ -1,6 +1,6 @@
 """Operators are emailed about budget and reconciliation cards, as approvers are about gates
-(issue 14, *Operators hear about their cards*): once per card, after the card's event has
-committed, with absolute links."""
+(``docs/inbox.md``): once per card, after the card's event has committed, with absolute
+links."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""How a gate's card lays out its form (issue 14, *Decisions in one click*): field order, the
-decision's two buttons, the schema's own comment, the constraints the browser checks, and
+"""How a gate's card lays out its form (``docs/inbox.md``): field order, the decision's two
+buttons, the schema's own comment, the constraints the browser checks, and
 where the focus goes after a refused submit."""
 
 from __future__ import annotations

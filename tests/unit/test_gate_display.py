@@ -1,5 +1,5 @@
 """What a gate's card shows: its prompt as sanitised Markdown, and the value at the gate as
-readable text or a tree (issue 14, *Decisions in one click*)."""
+readable text or a tree (``docs/inbox.md``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The inbox's filters in ``GET /v1/inbox`` and ``GET /v1/inbox/resolved`` (issue 14, *Inbox
-filters that agree with what they show*), and the decision log's stable cursor."""
+"""The inbox's filters in ``GET /v1/inbox`` and ``GET /v1/inbox/resolved``, which keep what
+the cards show (``docs/inbox.md``), and the decision log's stable cursor."""
 
 from __future__ import annotations
 
