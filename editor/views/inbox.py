@@ -52,11 +52,17 @@ def _filter_context(request: HttpRequest, tab: str) -> tuple[InboxFilter, dict[s
     return filters, context
 
 
+def _status(request: HttpRequest, context: dict[str, Any]) -> int:
+    """``400`` for a page whose filters or cursor cannot be read; an htmx fragment says so
+    with ``200``, which htmx swaps in (it discards 4xx bodies)."""
+    return 400 if context["problem"] and not is_fragment_request(request) else 200
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 def inbox_page(request: HttpRequest) -> HttpResponse:
     filters, context = _filter_context(request, "pending")
-    status = 400 if context["problem"] else 200
+    status = _status(request, context)
     if context["problem"]:
         context.update(cards=[], next=None)
     else:
@@ -64,7 +70,7 @@ def inbox_page(request: HttpRequest) -> HttpResponse:
             page = inbox.pending_items(filters, cursor=request.GET.get("cursor") or None)
         except InvalidRequest as error:
             context.update(cards=[], next=None, problem=str(error))
-            status = 400
+            status = _status(request, context)
         else:
             context.update(cards=inbox_cards.cards(request.user, page.items), next=page.next)
     context["choices"] = inbox.graph_choices()
@@ -90,7 +96,7 @@ def resolve(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def resolved(request: HttpRequest) -> HttpResponse:
     filters, context = _filter_context(request, "resolved")
-    status = 400 if context["problem"] else 200
+    status = _status(request, context)
     if context["problem"]:
         context.update(decisions=[], next=None)
     else:
@@ -98,7 +104,7 @@ def resolved(request: HttpRequest) -> HttpResponse:
             page = inbox_log.decision_log(filters, cursor=request.GET.get("cursor") or None)
         except InvalidRequest as error:
             context.update(decisions=[], next=None, problem=str(error))
-            status = 400
+            status = _status(request, context)
         else:
             context.update(decisions=page.items, next=page.next)
     template = (

@@ -186,9 +186,10 @@ def main() -> None:
                 {
                     "node": item["node"],
                     "seq": str(item["seq"]),
-                    "draft": "Tea is good.",
-                    "approved": "true",
-                    "comment": "fine",
+                    "field-draft": "Tea is good.",
+                    "field-comment": "fine",
+                    # The Approve button: the schema's required boolean, decided in one click.
+                    "field-approved": "true",
                 },
                 **hx,
             )
