@@ -116,9 +116,10 @@ def test_the_prompt_is_markdown_and_the_value_a_tree_with_its_json(
     assert re.search(
         r'<button type="button"[^>]*data-copy="card-[^"]+-json" hidden>Copy JSON</button>', page
     )
-    assert re.search(
-        r'<pre class="json-view" id="card-[^"]+-json" tabindex="0">\{\n  &quot;draft&quot;', page
-    )
+    # The whole value as formatted JSON (its keys in the order the database keeps them).
+    raw = re.search(r'<pre class="json-view" id="card-[^"]+-json" tabindex="0">([^<]*)</pre>', page)
+    assert raw is not None
+    assert "\n  &quot;draft&quot;: &quot;Line one\\nLine two&quot;" in raw.group(1)
 
 
 def test_the_pending_tab_filters_by_document_including_runs_started_from_its_hash(
