@@ -73,11 +73,10 @@ class InboxFilter:
 
     @property
     def until_moment(self) -> datetime | None:
-        return (
-            datetime.combine(self.until + timedelta(days=1), datetime.min.time(), UTC)
-            if (self.until)
-            else None
-        )
+        """The start of the day after ``to``, in UTC."""
+        if self.until is None:
+            return None
+        return datetime.combine(self.until + timedelta(days=1), datetime.min.time(), UTC)
 
     def params(self) -> dict[str, str]:
         """The filter as query parameters (for links that keep it)."""

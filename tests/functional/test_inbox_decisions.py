@@ -167,13 +167,12 @@ def test_a_refused_value_keeps_the_focus_on_its_field_and_nothing_is_recorded(
 
 
 def test_the_inbox_with_every_kind_of_card_and_its_filters_is_accessible(
-    decider_page: Page, author: User
+    decider_page: Page, context: BrowserContext, author: User
 ) -> None:
     page = decider_page
-    waiting_run(
-        author,
-        gated(APPROVAL_SCHEMA, prompt="# Check\n\nRead the `draft` and the *notes*."),
-        {"draft": "Line one\nLine two", "notes": {"words": 4, "tags": ["a", "b"]}},
+    value = {"draft": "Line one\nLine two", "notes": {"words": 4, "tags": ["a", "b"]}}
+    gate = waiting_run(
+        author, gated(APPROVAL_SCHEMA, prompt="# Check\n\nRead the `draft` and the *notes*."), value
     )
     for kind in ("budget", "reconciliation"):
         digest = graphs.store_graph(author, json.dumps(gated(APPROVAL_SCHEMA))).graph
@@ -184,6 +183,13 @@ def test_the_inbox_with_every_kind_of_card_and_its_filters_is_accessible(
     wait_for_htmx(page)
     expect(page.locator("article.inbox-card")).to_have_count(1)
     expect(page.locator(".prompt code")).to_have_text("draft")
+    card = card_of(page, gate)
+    expect(card.locator(".value-view")).to_contain_text("Line one\nLine two")
+    expect(card.get_by_role("group", name="Value at the gate").get_by_text("notes")).to_be_visible()
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    card.get_by_role("button", name="Copy JSON").click()
+    expect(card.get_by_role("button", name="Copied")).to_be_visible()
+    assert json.loads(page.evaluate("() => navigator.clipboard.readText()")) == value
     page.get_by_role("link", name="Clear filters").click()
     expect(page.locator("article.inbox-card")).to_have_count(3)
     wait_for_htmx(page)
