@@ -134,8 +134,10 @@ class ApprovalForm:
     @property
     def focus_general(self) -> bool:
         """Whether the focus goes to the form's general errors (no field has one)."""
-        return bool(self.errors or self.json_errors) and not any(
-            item.errors for item in self.fields or ()
+        return (
+            bool(self.errors)
+            and not self.json_errors
+            and not any(item.errors for item in self.fields or ())
         )
 
 
