@@ -20,7 +20,8 @@ BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 	tests/benchmarks/schemas.py tests/benchmarks/map_pool.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
-DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key)
+DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key) \
+	$(if $(GATEHOUSE_BASE_URL),,GATEHOUSE_BASE_URL=http://127.0.0.1:$(PORT))
 
 .PHONY: help run test lint bench load faults fuzz schema setup setup-dev graphviz chromium
 

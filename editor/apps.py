@@ -23,4 +23,6 @@ class EditorConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from editor import checks  # noqa: F401  (registers the system checks)
+
         post_migrate.connect(ensure_roles, sender=self)

@@ -397,6 +397,11 @@ elif env_str("EMAIL_HOST"):
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "gatehouse@localhost")
 # Where people reach this installation (links in emails): https://gatehouse.example.org
 GATEHOUSE_BASE_URL = (env_str("GATEHOUSE_BASE_URL") or "").rstrip("/")
+if GATEHOUSE_BASE_URL and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", GATEHOUSE_BASE_URL):
+    raise ImproperlyConfigured(
+        "GATEHOUSE_BASE_URL must be an http:// or https:// address such as "
+        f"https://gatehouse.example.org, not {GATEHOUSE_BASE_URL!r}"
+    )
 
 # --- Sign-in and security -------------------------------------------------------------------
 

@@ -17,7 +17,9 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -26,6 +28,7 @@ from django.tasks import task
 from django.utils import timezone
 
 from editor.engine import PARKED, Engine
+from editor.engine.ports import Envelope
 from editor.models import Run
 from editor.services import notifications, run_failures
 from editor.services.installation import installation, limits
@@ -33,11 +36,14 @@ from editor.store import DRIVABLE, OrmRunStore
 from editor.watchdog import Watchdog
 
 __all__ = [
+    "AnnouncingRunStore",
     "drive_run",
     "enqueue_run",
     "new_owner",
     "notify_approvers",
+    "notify_operators",
     "queue_notification",
+    "queue_operator_notification",
     "retry_delay",
     "sweep_expired_leases",
 ]
@@ -91,7 +97,7 @@ def drive_run(run_id: str) -> str | None:
     after ``GATEHOUSE_RUN_MAX_ATTEMPTS`` cut-off drives; one past its wall time and the
     watchdog's grace is failed by the watchdog (:mod:`editor.watchdog`)."""
     lease_seconds = settings.GATEHOUSE_RUN_LEASE_SECONDS
-    store = OrmRunStore(new_owner(), lease_seconds, on_suspended=queue_notification)
+    store = AnnouncingRunStore(new_owner(), lease_seconds, on_suspended=queue_notification)
     if not store.claim(run_id):
         logger.info("run %s: not claimed (driven elsewhere, or not waiting)", run_id)
         return None
@@ -192,6 +198,32 @@ def queue_notification(run_id: str, seq: int) -> None:
     so a slow mail server never holds a run's lease. Without email configured, nothing."""
     if notifications.email_configured():
         notify_approvers.enqueue(str(run_id), int(seq))
+
+
+@task()
+def notify_operators(run_id: str, seq: int) -> int:
+    """Email the operators about one budget or reconciliation card; how many were sent."""
+    return notifications.notify_operator_card(run_id, seq)
+
+
+def queue_operator_notification(run_id: str, seq: int) -> None:
+    """Called once a ``BudgetExceeded`` or ``ReconciliationNeeded`` event has committed."""
+    if notifications.email_configured():
+        notify_operators.enqueue(str(run_id), int(seq))
+
+
+class AnnouncingRunStore(OrmRunStore):
+    """The driver's store: after each append that opens a budget or reconciliation card,
+    the operators' email is queued once the append has committed (a position in the log
+    commits once, so each card is announced once), as ``on_suspended`` does for gates."""
+
+    def append(self, run_id: str, events: Sequence[Envelope], status: dict[str, Any]) -> None:
+        super().append(run_id, events, status)
+        for envelope in events:
+            if envelope.kind in notifications.OPERATOR_CARDS:
+                transaction.on_commit(
+                    lambda seq=envelope.seq: queue_operator_notification(run_id, seq), robust=True
+                )
 
 
 def enqueue_run(run_id: str) -> None:

@@ -1,6 +1,8 @@
 """``/v1/inbox``: what waits for a person, and the decisions people made (spec 05, *Inbox*).
 
-Resolving an item is ``POST /v1/runs/{id}/resume`` (``editor.api.runs``).
+Both take the inbox's filters (``editor.services.inbox_filters``): ``graph``, ``document``,
+``node``, ``person``, ``from``, ``to`` and ``q``. Resolving an item is
+``POST /v1/runs/{id}/resume`` (``editor.api.runs``).
 """
 
 from __future__ import annotations
@@ -11,10 +13,33 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from editor.api.schemas import ErrorOut, InboxListOut, InboxResolvedOut
-from editor.services import inbox
+from editor.services import inbox, inbox_log
+from editor.services.inbox_filters import InboxFilter, read_filter
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 
 router = Router(tags=["inbox"])
+
+
+def _filters(
+    graph: str | None,
+    document: str | None,
+    node: str | None,
+    person: str | None,
+    since: str | None,
+    until: str | None,
+    q: str | None,
+) -> InboxFilter:
+    return read_filter(
+        {
+            "graph": graph,
+            "document": document,
+            "node": node,
+            "person": person,
+            "from": since,
+            "to": until,
+            "q": q,
+        }
+    )
 
 
 @router.get("/inbox", response={200: InboxListOut, 400: ErrorOut}, summary="Pending items")
@@ -22,12 +47,21 @@ def pending(
     request: HttpRequest,
     graph: str | None = None,
     document: str | None = None,
+    node: str | None = None,
+    person: str | None = None,
+    since: str | None = Query(None, alias="from"),
+    until: str | None = Query(None, alias="to"),
+    q: str | None = None,
     cursor: str | None = None,
     limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
 ) -> dict[str, Any]:
-    """Gates, budgets and reconciliations waiting for a person, oldest first; `graph` keeps
-    one graph's items (its full hash), `document` one document's (its slug)."""
-    page = inbox.pending_items(graph=graph, document=document, cursor=cursor, limit=limit)
+    """Gates, budgets and reconciliations waiting for a person, oldest first. `graph` keeps
+    one graph's items (its full hash); `document` the items whose card shows that document
+    (its slug), including runs started from a graph hash that document froze first; `node`
+    one node id; `person` the runs someone started (username); `from`/`to` the items
+    recorded on or after / on or before a day (`YYYY-MM-DD`, UTC); `q` text in the prompt."""
+    filters = _filters(graph, document, node, person, since, until, q)
+    page = inbox.pending_items(filters, cursor=cursor, limit=limit)
     return {"items": [item.as_json() for item in page.items], "next": page.next}
 
 
@@ -36,10 +70,21 @@ def pending(
 )
 def resolved(
     request: HttpRequest,
+    graph: str | None = None,
+    document: str | None = None,
+    node: str | None = None,
+    person: str | None = None,
+    since: str | None = Query(None, alias="from"),
+    until: str | None = Query(None, alias="to"),
+    q: str | None = None,
     cursor: str | None = None,
     limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
 ) -> dict[str, Any]:
     """Every resolution (`Resumed`, `BudgetRaised`, `Reconciled`), newest first: who decided
-    what, when, and the hash of the gate schema the input was checked against."""
-    page = inbox.decision_log(cursor=cursor, limit=limit)
+    what, when, and the hash of the gate schema the input was checked against. The same
+    filters as `GET /v1/inbox`, with `person` the one who decided and `q` searching the
+    decision's comment and the prompt it answered. Paged by an opaque cursor: a page stays
+    the same however many decisions are made meanwhile."""
+    filters = _filters(graph, document, node, person, since, until, q)
+    page = inbox_log.decision_log(filters, cursor=cursor, limit=limit)
     return {"items": [item.as_json() for item in page.items], "next": page.next}

@@ -412,7 +412,7 @@ class InboxListOut(Schema):
 
 
 class ResolvedItemOut(_OmitNone):
-    _omitted_when_none = frozenset({"comment", "scope"})
+    _omitted_when_none = frozenset({"comment", "scope", "document"})
 
     #: ``gate`` (``Resumed``), ``budget`` (``BudgetRaised``) or ``reconciliation``
     #: (``Reconciled``).
@@ -427,6 +427,8 @@ class ResolvedItemOut(_OmitNone):
     comment: str | None = None
     #: The ``hash_value`` of the gate schema the input was checked against (gates only).
     schema_hash: str | None = None
+    #: The slug of the document the item's card showed (as ``GET /v1/inbox`` gives it).
+    document: str | None = None
 
 
 class InboxResolvedOut(Schema):

@@ -9,8 +9,11 @@ are spec 06's (and the reference inbox's, upstream facts §7):
   → select, ``number``/``integer`` → number input, ``string`` with ``maxLength ≥ 200`` →
   textarea, other strings → text, ``array``/``object`` → a small JSON text area; a ``type`` list
   uses its first non-null type; a property with no type at all is a JSON text area too;
+* the first required boolean is the *decision*: two buttons instead of a checkbox; the order
+  of the fields, the decision's labels, the schema's own ``comment`` and the constraints the
+  browser checks are :mod:`editor.services.approval_rules`';
 * blank optional fields are left out of the input; an unchecked required checkbox is ``false``,
-  an unchecked optional one is left out;
+  an unchecked optional one is left out; a decision posted without either button is refused;
 * any other schema is one JSON text area.
 
 Reading only converts (a number field must hold a number, a JSON field JSON): the full schema
@@ -26,6 +29,15 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from editor.services.approval_rules import (
+    NO_CONSTRAINTS,
+    Constraints,
+    comment_key,
+    constraints_of,
+    decision_labels,
+    ordered_keys,
+)
 
 __all__ = [
     "COMMENT",
@@ -59,7 +71,7 @@ class ApprovalField:
     """One generated field. ``initial`` is the text shown (``checked`` for a checkbox)."""
 
     key: str
-    kind: str  # checkbox | select | number | textarea | text | json
+    kind: str  # decision | checkbox | select | number | textarea | text | json
     label: str
     required: bool
     help: str = ""
@@ -74,6 +86,13 @@ class ApprovalField:
     #: For a number: ``"1"`` for an integer, ``"any"`` otherwise.
     step: str = "any"
     errors: tuple[str, ...] = ()
+    #: What the browser checks beside the server (``approval_rules.constraints_of``).
+    constraints: Constraints = NO_CONSTRAINTS
+    #: A decision's two buttons: the label that sets ``true``, and the one that sets ``false``.
+    yes_label: str = ""
+    no_label: str = ""
+    #: The first field with an error after a refused submit: it takes the focus.
+    focus: bool = False
 
     @property
     def name(self) -> str:
@@ -95,10 +114,31 @@ class ApprovalForm:
     json_errors: tuple[str, ...] = ()
     comment: str = ""
     errors: tuple[str, ...] = ()
+    #: The schema's own comment property, shown instead of the built-in comment.
+    comment_key: str | None = None
 
     @property
     def is_fallback(self) -> bool:
         return self.fields is None
+
+    @property
+    def decision(self) -> ApprovalField | None:
+        """The field the form's two buttons set, if it has one."""
+        return next((item for item in self.fields or () if item.kind == "decision"), None)
+
+    @property
+    def shown_fields(self) -> tuple[ApprovalField, ...]:
+        """The fields shown as controls (the decision is the form's buttons)."""
+        return tuple(item for item in self.fields or () if item.kind != "decision")
+
+    @property
+    def focus_general(self) -> bool:
+        """Whether the focus goes to the form's general errors (no field has one)."""
+        return (
+            bool(self.errors)
+            and not self.json_errors
+            and not any(item.errors for item in self.fields or ())
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,19 +206,46 @@ def _text_of(kind: str, value: Any) -> str:
     return _display(value)
 
 
-def _field(key: str, schema: Any, required: bool, value: Any, has_value: bool) -> ApprovalField:
-    kind = _kind_of(schema)
+def _layout(schema: Any) -> list[tuple[str, Any, bool, str]] | None:
+    """``(key, property schema, required, kind)`` for each field, in the order shown; the
+    first required boolean is the decision. ``None`` for a schema that falls back to JSON."""
+    properties = _properties(schema)
+    if properties is None:
+        return None
+    required_list = schema.get("required") if isinstance(schema, dict) else None
+    required_list = required_list if isinstance(required_list, list) else []
+    required = set(required_list)
+    layout = []
+    decided = False
+    for key in ordered_keys(properties, required_list):
+        sub = properties[key]
+        kind = _kind_of(sub)
+        if kind == "checkbox" and key in required and not decided:
+            kind, decided = "decision", True
+        layout.append((key, sub, key in required, kind))
+    return layout
+
+
+def _field(
+    key: str, schema: Any, required: bool, kind: str, value: Any, has_value: bool
+) -> ApprovalField:
     spec = schema if isinstance(schema, dict) else {}
     title = spec.get("title")
     description = spec.get("description")
+    integer = _type_of(spec) == "integer"
+    label = title if isinstance(title, str) and title.strip() else key
     made = ApprovalField(
         key=key,
         kind=kind,
-        label=title if isinstance(title, str) and title.strip() else key,
+        label=label,
         required=required,
         help=description if isinstance(description, str) else "",
-        step="1" if _type_of(spec) == "integer" else "any",
+        step="1" if integer else "any",
+        constraints=constraints_of(kind, spec, required=required, integer=integer),
     )
+    if kind == "decision":
+        yes, no = decision_labels(title if isinstance(title, str) else None)
+        return replace(made, yes_label=yes, no_label=no)
     if kind == "select":
         made = replace(
             made,
@@ -204,20 +271,18 @@ def _field(key: str, schema: Any, required: bool, value: Any, has_value: bool) -
 def approval_form(schema: Any, value: Any) -> ApprovalForm:
     """The form of a gate whose ``approval_schema`` is ``schema``, pre-filled from ``value``
     (what arrived at the gate)."""
-    properties = _properties(schema)
-    if properties is None:
+    layout = _layout(schema)
+    if layout is None:
         spec = schema if isinstance(schema, dict) else {}
         if "default" in spec:
             return ApprovalForm(None, json_text=_json_text(spec["default"]), json_source="proposed")
         return ApprovalForm(None)
-    required_list = schema.get("required") if isinstance(schema, dict) else None
-    required = set(required_list) if isinstance(required_list, list) else set()
     arrived = value if isinstance(value, dict) else {}
     fields = tuple(
-        _field(str(key), sub, key in required, arrived.get(key), key in arrived)
-        for key, sub in properties.items()
+        _field(key, sub, required, kind, arrived.get(key), key in arrived)
+        for key, sub, required, kind in layout
     )
-    return ApprovalForm(fields)
+    return ApprovalForm(fields, comment_key=comment_key(schema["properties"]))
 
 
 def _number(text: str, integer: bool) -> int | float | None:
@@ -241,8 +306,8 @@ def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
 
     ``post`` is a mapping of the posted names to text (a ``QueryDict`` or a dict)."""
     problem = FormProblem()
-    properties = _properties(schema)
-    if properties is None:
+    layout = _layout(schema)
+    if layout is None:
         text = str(post.get(FALLBACK, "")).strip()
         if not text:
             problem.errors[FALLBACK] = ["Enter the approval as JSON."]
@@ -252,24 +317,28 @@ def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
         except ValueError as error:
             problem.errors[FALLBACK] = [f"This is not valid JSON: {error}."]
             return None, problem
-    required_list = schema.get("required")
-    required = set(required_list) if isinstance(required_list, list) else set()
     result: dict[str, Any] = {}
-    for key, sub in properties.items():
-        key = str(key)
-        kind = _kind_of(sub)
+    for key, sub, required, kind in layout:
         name = field_name(key)
+        if kind == "decision":
+            answer = {"true": True, "false": False}.get(str(post.get(name, "")))
+            if answer is None:
+                yes, no = decision_labels(sub.get("title") if isinstance(sub, dict) else None)
+                problem.errors[key] = [f"Choose {yes} or {no}."]
+            else:
+                result[key] = answer
+            continue
         if kind == "checkbox":
             if post.get(name):
                 result[key] = True
-            elif key in required:
+            elif required:
                 result[key] = False
             continue
         text = str(post.get(name, ""))
         if kind not in {"text", "textarea"}:
             text = text.strip()
         if text == "":
-            if key in required and kind in {"text", "textarea"}:
+            if required and kind in {"text", "textarea"}:
                 result[key] = ""
             continue
         if kind == "select":
@@ -342,7 +411,9 @@ def with_post(form: ApprovalForm, schema: Any, post: Any) -> ApprovalForm:
     fields = []
     for item in form.fields:
         name = item.name
-        if item.kind == "checkbox":
+        if item.kind == "decision":
+            fields.append(item)
+        elif item.kind == "checkbox":
             fields.append(replace(item, checked=bool(post.get(name)), source=""))
         elif item.kind == "select":
             fields.append(replace(item, selected=str(post.get(name, "")), source=""))
@@ -357,5 +428,11 @@ def with_errors(
     """The form with errors beside its fields (keys of ``errors``) and above them."""
     if form.fields is None:
         return replace(form, json_errors=tuple(errors.get(FALLBACK, [])), errors=tuple(general))
-    fields = tuple(replace(item, errors=tuple(errors.get(item.key, []))) for item in form.fields)
-    return replace(form, fields=fields, errors=tuple(general))
+    fields = [replace(item, errors=tuple(errors.get(item.key, []))) for item in form.fields]
+    # The focus goes to the first field with an error in the order the card shows them: the
+    # controls, then the decision's buttons at the end of the form.
+    shown = sorted(range(len(fields)), key=lambda index: fields[index].kind == "decision")
+    first = next((index for index in shown if fields[index].errors), None)
+    if first is not None:
+        fields[first] = replace(fields[first], focus=True)
+    return replace(form, fields=tuple(fields), errors=tuple(general))

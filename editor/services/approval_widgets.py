@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from editor.services.approval_forms import ApprovalField
 
-__all__ = ["field_html"]
+__all__ = ["decision_html", "field_html"]
 
 _SOURCES = {
     "run": '<span class="source">from the run</span>',
@@ -28,9 +28,14 @@ def _aria(field: ApprovalField, field_id: str, *, required: bool) -> str:
         text += ' aria-required="true"'
     if field.errors:
         text += ' aria-invalid="true"'
+    if field.focus:
+        # After a refused submit: the browser (or htmx, after its swap) focuses this field.
+        text += " autofocus"
     described = []
     if field.help:
         described.append(f"{field_id}-help")
+    if field.constraints.words:
+        described.append(f"{field_id}-limits")
     if field.errors:
         described.append(f"{field_id}-error")
     if described:
@@ -38,8 +43,27 @@ def _aria(field: ApprovalField, field_id: str, *, required: bool) -> str:
     return text
 
 
+def _checks(field: ApprovalField) -> str:
+    """The constraint attributes the browser enforces (the server checks them again)."""
+    text = "".join(
+        f" {name}" if value == "" else f' {name}="{escape(value)}"'
+        for name, value in field.constraints.attributes
+    )
+    if field.constraints.pattern:
+        text += f' data-pattern="{escape(field.constraints.pattern)}"'
+    return text
+
+
+def _limits(field: ApprovalField, field_id: str) -> str:
+    words = field.constraints.words
+    if not words:
+        return ""
+    parts = [f"<code>{escape(text)}</code>" if code else escape(text) for text, code in words]
+    return f'<p class="limits" id="{field_id}-limits">{"; ".join(parts)}</p>'
+
+
 def _control(field: ApprovalField, field_id: str, name: str) -> str:
-    aria = _aria(field, field_id, required=True)
+    aria = _aria(field, field_id, required=True) + _checks(field)
     if field.kind == "select":
         options = "".join(
             f'<option value="{escape(value)}"{" selected" if value == field.selected else ""}>'
@@ -91,7 +115,34 @@ def field_html(field: ApprovalField, card_id: str) -> SafeString:
         )
     if field.help:
         body += f'<p class="help" id="{field_id}-help">{escape(field.help)}</p>'
+    body += _limits(field, field_id)
     if field.errors:
         body += f'<p class="field-error" id="{field_id}-error">{escape(" ".join(field.errors))}</p>'
     # Every piece above is constant markup or escaped text.
     return mark_safe(f'<div class="field approval-field field-{escape(field.kind)}">{body}</div>')
+
+
+def decision_html(field: ApprovalField, card_id: str) -> SafeString:
+    """A decision's two buttons, which set it and submit the form; its help and errors."""
+    field_id = escape(f"{card_id}-{field.html_id}")
+    name = escape(field.name)
+    focus = " autofocus" if field.focus else ""
+    described = []
+    if field.help:
+        described.append(f"{field_id}-help")
+    if field.errors:
+        described.append(f"{field_id}-error")
+    aria = f' aria-describedby="{" ".join(described)}"' if described else ""
+    body = ""
+    if field.help:
+        body += f'<p class="help" id="{field_id}-help">{escape(field.help)}</p>'
+    if field.errors:
+        body += f'<p class="field-error" id="{field_id}-error">{escape(" ".join(field.errors))}</p>'
+    body += (
+        f'<div class="actions"><button type="submit" class="button" id="{field_id}" name="{name}"'
+        f' value="true"{aria}{focus}>{escape(field.yes_label)}</button>'
+        f'<button type="submit" class="button secondary" name="{name}" value="false"{aria}>'
+        f"{escape(field.no_label)}</button></div>"
+    )
+    # Every piece above is constant markup or escaped text.
+    return mark_safe(f'<div class="field approval-decision">{body}</div>')

@@ -15,8 +15,8 @@ never change).
 one ``COUNT`` on the same index, whatever the number of items. A run waiting at several gates
 at once (a map of gates) counts once; its cards all appear in the inbox.
 
-**The decision log** is the resolution events (``Resumed``, ``BudgetRaised``, ``Reconciled``),
-newest first.
+**The decision log** (the resolution events, newest first) is :mod:`editor.services.inbox_log`;
+the filters both share are :mod:`editor.services.inbox_filters`.
 
 Resolving goes through :func:`editor.services.runs.resume`, the one place that records a
 resolution (exactly once, checked against the recorded schema).
@@ -36,20 +36,19 @@ from typing import Any
 
 import orjson
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from editor.engine.states import PARKED
-from editor.engine.status import RESOLUTION_KINDS, scope_key
+from editor.engine.status import scope_key
 from editor.models import FrozenGraph, Run, RunEvent, Version
 from editor.services.access import can_approve, can_operate
 from editor.services.errors import InvalidCursor, UnknownRun
+from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
 __all__ = [
-    "Decision",
     "GraphChoice",
     "InboxItem",
-    "decision_log",
     "graph_choices",
     "may_resolve",
     "pending_count",
@@ -59,15 +58,14 @@ __all__ = [
 ]
 
 _PARKED = tuple(sorted(state.value for state in PARKED))
-#: Resolution event kind → the kind of item it resolves.
-_RESOLVED_KIND = {"Resumed": "gate", "BudgetRaised": "budget", "Reconciled": "reconciliation"}
-_RESOLUTIONS = tuple(sorted(RESOLUTION_KINDS))
+#: The events that open an item, whose payloads the item-level filters look into.
+_PARKING_KINDS = ("BudgetExceeded", "ReconciliationNeeded", "Suspended")
 
 #: How many graphs the filter offers (the graphs with the most recent waiting runs).
 GRAPH_CHOICES = 100
 
 
-def _pretty(value: Any) -> str:
+def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
@@ -81,7 +79,7 @@ def short_graph_hash(graph_hash: str) -> str:
     return graph_hash.removeprefix("sha256:")[:8]
 
 
-def _moment(text: str) -> datetime | None:
+def event_time(text: str) -> datetime | None:
     """An event's ``recorded_at`` (RFC 3339, ``Z``) as a datetime; ``None`` when unreadable."""
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -135,7 +133,7 @@ class InboxItem:
 
     @property
     def waiting_since(self) -> datetime | None:
-        return _moment(self.suspended_at)
+        return event_time(self.suspended_at)
 
     @property
     def waiting_since_text(self) -> str:
@@ -151,15 +149,15 @@ class InboxItem:
 
     @property
     def value_text(self) -> str:
-        return _pretty(self.value)
+        return pretty_json(self.value)
 
     @property
     def tool_input_text(self) -> str:
-        return _pretty(self.tool_input)
+        return pretty_json(self.tool_input)
 
     @property
     def schema_text(self) -> str:
-        return _pretty(self.input_schema)
+        return pretty_json(self.input_schema)
 
     @property
     def suggested_limit(self) -> int | None:
@@ -211,57 +209,6 @@ class GraphChoice:
             version = f" v{self.version}" if self.version is not None else ""
             return f"{self.title}{version} ({short})"
         return f"sha256:{short}"
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """One entry of the decision log (``GET /v1/inbox/resolved``)."""
-
-    kind: str
-    run: str
-    graph_hash: str
-    node: str
-    by: str | None
-    at: str
-    input: Any
-    seq: int
-    comment: str | None = None
-    schema_hash: str | None = None
-    document: str | None = None
-    document_title: str | None = None
-    scope: list[Any] | None = None
-
-    @property
-    def short_hash(self) -> str:
-        return short_graph_hash(self.graph_hash)
-
-    @property
-    def hex_digest(self) -> str:
-        return self.graph_hash.removeprefix("sha256:")
-
-    @property
-    def input_text(self) -> str:
-        return _pretty(self.input)
-
-    @property
-    def decided_at(self) -> datetime | None:
-        return _moment(self.at)
-
-    def as_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "kind": self.kind,
-            "run": self.run,
-            "graph_hash": self.graph_hash,
-            "node": self.node,
-            "scope": self.scope,
-            "by": self.by,
-            "at": self.at,
-            "input": self.input,
-            "schema_hash": self.schema_hash,
-        }
-        if self.comment is not None:
-            body["comment"] = self.comment
-        return body
 
 
 # --- Node names, read once per graph per process ---------------------------------------------
@@ -320,7 +267,7 @@ def forget_node_names() -> None:
 # --- Pending items ---------------------------------------------------------------------------
 
 
-def _titles(hashes: Iterable[str]) -> dict[str, list[tuple[int | None, str, str, int]]]:
+def graph_titles(hashes: Iterable[str]) -> dict[str, list[tuple[int | None, str, str, int]]]:
     """``graph hash → [(document id, slug, title, version number)]``, in one query."""
     found: dict[str, list[tuple[int | None, str, str, int]]] = {}
     rows = (
@@ -333,7 +280,7 @@ def _titles(hashes: Iterable[str]) -> dict[str, list[tuple[int | None, str, str,
     return found
 
 
-def _label_of(
+def label_of(
     run: Run, versions: dict[str, list[tuple[int | None, str, str, int]]]
 ) -> tuple[str | None, str | None, int | None]:
     """The run's document (slug, title) and the version number of its graph in it; for a
@@ -380,7 +327,7 @@ def _item(
 
 
 def _items_of(
-    runs: list[Run], skip: tuple[str, int] | None = None
+    runs: list[Run], skip: tuple[str, int] | None = None, filters: InboxFilter = NO_FILTER
 ) -> list[tuple[Run, dict[str, Any]]]:
     expanded = []
     for run in runs:
@@ -388,16 +335,20 @@ def _items_of(
         for raw in sorted(pending, key=lambda entry: int(entry.get("seq", 0))):
             if skip is not None and str(run.id) == skip[0] and int(raw.get("seq", 0)) <= skip[1]:
                 continue
+            if filters.item_level and not filters.keeps_item(
+                raw.get("node"), raw.get("at"), raw.get("reason")
+            ):
+                continue
             expanded.append((run, raw))
     return expanded
 
 
 def _cards(pairs: list[tuple[Run, dict[str, Any]]]) -> list[InboxItem]:
     hashes = {run.graph_id for run, _ in pairs}
-    versions = _titles(hashes) if hashes else {}
+    versions = graph_titles(hashes) if hashes else {}
     names = node_names(hashes) if hashes else {}
     return [
-        _item(run, raw, _label_of(run, versions), names.get(run.graph_id, {})) for run, raw in pairs
+        _item(run, raw, label_of(run, versions), names.get(run.graph_id, {})) for run, raw in pairs
     ]
 
 
@@ -416,21 +367,45 @@ def _parked_runs() -> Any:
     )
 
 
+def _filtered(runs: Any, filters: InboxFilter) -> Any:
+    """The parked runs that may hold an item ``filters`` keeps: the run-level parts exactly,
+    the item-level ones through the events that opened items (re-checked on each item)."""
+    if filters.graph is not None:
+        runs = runs.filter(graph_id=filters.graph)
+    if filters.document is not None:
+        runs = runs.filter(document_runs(filters.document))
+    if filters.person is not None:
+        runs = runs.filter(created_by__username=filters.person)
+    if filters.until_moment is not None:
+        # parked_at is the run's oldest open item: one recorded by then means parked_at is too.
+        runs = runs.filter(parked_at__lt=filters.until_moment)
+    if filters.item_level:
+        opened = RunEvent.objects.filter(run_id=OuterRef("pk"), kind__in=_PARKING_KINDS)
+        if filters.node is not None:
+            opened = opened.filter(payload__node=filters.node)
+        if filters.since_text is not None:
+            opened = opened.filter(recorded_at__gte=filters.since_text)
+        if filters.until_text is not None:
+            opened = opened.filter(recorded_at__lt=filters.until_text)
+        if filters.search is not None:
+            opened = opened.filter(payload__reason__icontains=filters.search)
+        runs = runs.filter(Exists(opened))
+    return runs
+
+
 def pending_items(
+    filters: InboxFilter = NO_FILTER,
     *,
-    graph: str | None = None,
-    document: str | None = None,
     cursor: str | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> Page[InboxItem]:
-    """What waits for a person, oldest first; ``graph`` keeps one graph's items, ``document``
-    one document's. Every parked run holds at least one item, so ``limit + 1`` runs are
-    always enough for a page."""
-    runs = _parked_runs().order_by("parked_at", "id")
-    if graph:
-        runs = runs.filter(graph_id=graph)
-    if document:
-        runs = runs.filter(document__slug=document)
+    """What waits for a person, oldest first, kept by ``filters``.
+
+    Without item-level filters every parked run holds at least one item, so ``limit + 2``
+    runs (the cursor's own run may have nothing left) are always enough for a page: one
+    query. With them, a run may hold none, and further runs are read until the page fills."""
+    ordered = _filtered(_parked_runs(), filters).order_by("parked_at", "id")
+    runs = ordered
     skip: tuple[str, int] | None = None
     if cursor is not None:
         parked, key, seq = decode_cursor(cursor, (str, str, int))
@@ -441,10 +416,18 @@ def pending_items(
             raise InvalidCursor() from None
         runs = runs.filter(Q(parked_at__gt=parked_at) | Q(parked_at=parked_at, id__gte=pk))
         skip = (str(pk), seq)
-    # The cursor's own run comes back first and may have nothing left after the cursor.
-    fetched = list(runs[: limit + (2 if skip else 1)])
-    pairs = _items_of(fetched, skip)[: limit + 1]
-    page = page_of(pairs, limit, _cursor_key)
+    batch = limit + 2
+    pairs: list[tuple[Run, dict[str, Any]]] = []
+    while True:
+        fetched = list(runs[:batch])
+        pairs.extend(_items_of(fetched, skip, filters))
+        if len(pairs) > limit or len(fetched) < batch:
+            break
+        last = fetched[-1]
+        runs = ordered.filter(
+            Q(parked_at__gt=last.parked_at) | Q(parked_at=last.parked_at, id__gt=last.id)
+        )
+    page = page_of(pairs[: limit + 1], limit, _cursor_key)
     return Page(_cards(page.items), page.next)
 
 
@@ -502,97 +485,10 @@ def _parked_graphs(limit: int) -> list[str]:
 def graph_choices() -> list[GraphChoice]:
     """The graphs that have something waiting, for the inbox's filter (two queries)."""
     hashes = _parked_graphs(GRAPH_CHOICES)
-    versions = _titles(hashes) if hashes else {}
+    versions = graph_titles(hashes) if hashes else {}
     choices = []
     for digest in hashes:
         first = versions.get(digest, [])
         title, number = (first[0][2], first[0][3]) if first else (None, None)
         choices.append(GraphChoice(digest, title, number))
     return sorted(choices, key=lambda choice: (choice.title is None, choice.label))
-
-
-# --- The decision log ------------------------------------------------------------------------
-
-
-def _decision_input(kind: str, payload: dict[str, Any]) -> Any:
-    if kind == "Resumed":
-        return payload.get("input")
-    if kind == "BudgetRaised":
-        return {"limit": payload.get("limit")}
-    if payload.get("retry") is True:
-        return {"retry": True}
-    return {"output": payload.get("output")}
-
-
-def decision_log(*, cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> Page[Decision]:
-    """Every resolution, newest first (one query a page)."""
-    rows = RunEvent.objects.filter(kind__in=_RESOLUTIONS).order_by("-id")
-    if cursor is not None:
-        (last,) = decode_cursor(cursor, (int,))
-        rows = rows.filter(id__lt=last)
-    fetched = list(
-        rows.values(
-            "id",
-            "run_id",
-            "seq",
-            "kind",
-            "payload",
-            "recorded_at",
-            "run__graph_id",
-            "run__document__slug",
-            "run__document__title",
-        )[: limit + 1]
-    )
-    page = page_of(fetched, limit, lambda row: [row["id"]])
-    decisions = []
-    for row in page.items:
-        payload = row["payload"] if isinstance(row["payload"], dict) else {}
-        comment = payload.get("comment")
-        decisions.append(
-            Decision(
-                kind=_RESOLVED_KIND.get(row["kind"], row["kind"]),
-                run=str(row["run_id"]),
-                graph_hash=row["run__graph_id"],
-                node=str(payload.get("node")),
-                by=payload.get("by"),
-                at=row["recorded_at"],
-                input=_decision_input(row["kind"], payload),
-                seq=row["seq"],
-                comment=comment if isinstance(comment, str) else None,
-                schema_hash=payload.get("schema_hash"),
-                document=row["run__document__slug"],
-                document_title=row["run__document__title"],
-                scope=payload.get("scope") or None,
-            )
-        )
-    return Page(decisions, page.next)
-
-
-def resolution_of(run_id: str, node: str, scope: Any = None) -> Decision | None:
-    """The latest resolution of ``node`` (at ``scope``) in a run: the receipt of a card."""
-    wanted = scope_key(scope)
-    rows = (
-        RunEvent.objects.filter(run_id=run_id, kind__in=_RESOLUTIONS)
-        .order_by("-seq")
-        .select_related("run")
-        .only("seq", "kind", "payload", "recorded_at", "run__graph_id")
-    )
-    for row in rows[:50]:
-        payload = row.payload if isinstance(row.payload, dict) else {}
-        if payload.get("node") != node or scope_key(payload.get("scope")) != wanted:
-            continue
-        comment = payload.get("comment")
-        return Decision(
-            kind=_RESOLVED_KIND.get(row.kind, row.kind),
-            run=str(run_id),
-            graph_hash=row.run.graph_id,
-            node=node,
-            by=payload.get("by"),
-            at=row.recorded_at,
-            input=_decision_input(row.kind, payload),
-            seq=row.seq,
-            comment=comment if isinstance(comment, str) else None,
-            schema_hash=payload.get("schema_hash"),
-            scope=payload.get("scope") or None,
-        )
-    return None

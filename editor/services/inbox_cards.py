@@ -13,13 +13,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
-from editor.services import approval_forms, inbox, runs
+from editor.services import approval_forms, inbox, inbox_log, runs
 from editor.services.approval_forms import ApprovalForm
-from editor.services.approval_widgets import field_html
+from editor.services.approval_widgets import decision_html, field_html
 from editor.services.errors import InvalidResume, NotAllowed, NotSuspended
-from editor.services.inbox import Decision, InboxItem
+from editor.services.inbox import InboxItem
+from editor.services.inbox_log import Decision
+from editor.services.rich_text import markdown_html
+from editor.services.value_view import value_html
 
 __all__ = ["Card", "card", "cards", "resolve_card"]
 
@@ -50,11 +53,29 @@ class Card:
         return json.dumps(self.item.scope) if self.item and self.item.scope else ""
 
     @property
+    def prompt_html(self) -> SafeString:
+        """The gate's prompt as sanitised Markdown (``rich_text``)."""
+        reason = self.item.reason if self.item is not None else None
+        return mark_safe(markdown_html(reason) if isinstance(reason, str) and reason else "")
+
+    @property
+    def value_html(self) -> SafeString:
+        """The value at the gate, readable: text, or a tree (``value_view``)."""
+        # value_view escapes every piece it writes.
+        return mark_safe(value_html(self.item.value if self.item is not None else None))
+
+    @property
     def fields_html(self) -> list[SafeString]:
         """The generated fields of a gate's form, rendered (see ``approval_widgets``)."""
         if self.form is None or self.form.fields is None:
             return []
-        return [field_html(field, self.card_id) for field in self.form.fields]
+        return [field_html(field, self.card_id) for field in self.form.shown_fields]
+
+    @property
+    def decision_html(self) -> SafeString | None:
+        """The decision's two buttons, when the gate's schema has a required boolean."""
+        decision = self.form.decision if self.form is not None else None
+        return decision_html(decision, self.card_id) if decision is not None else None
 
 
 def card(user: Any, item: InboxItem, *, may_resolve: bool | None = None) -> Card:
@@ -118,6 +139,17 @@ def _reconciliation_input(post: Any, base: Card) -> tuple[Any, Card | None]:
         )
 
 
+def _comment(item: InboxItem, form: ApprovalForm | None, value: Any, post: Any) -> str:
+    """The resolution's comment: the built-in field's, or the schema's own ``comment``
+    property (which replaces it on the card)."""
+    if item.kind != "gate":
+        return ""
+    if form is not None and form.comment_key is not None:
+        own = value.get(form.comment_key) if isinstance(value, dict) else None
+        return own.strip() if isinstance(own, str) else ""
+    return str(post.get(approval_forms.COMMENT, "")).strip()
+
+
 def _replace(base: Card, **changes: Any) -> Card:
     values = {name: getattr(base, name) for name in Card.__dataclass_fields__}
     values.update(changes)
@@ -160,8 +192,8 @@ def resolve_card(user: Any, run_id: str, post: Any) -> Card:
     body: dict[str, Any] = {"input": value, "node": item.node}
     if item.scope:
         body["scope"] = item.scope
-    comment = str(post.get(approval_forms.COMMENT, "")).strip()
-    if comment and item.kind == "gate":
+    comment = _comment(item, base.form, value, post)
+    if comment:
         body["comment"] = comment[:2000]
     try:
         runs.resume(user, run_id, body)
@@ -169,7 +201,7 @@ def resolve_card(user: Any, run_id: str, post: Any) -> Card:
         return _with_violations(base, item, post, error.violations)
     except NotSuspended as error:
         return Card(card_id, item=item, taken_by=error.resolved_by, taken_at=error.resolved_at)
-    return Card(card_id, item=item, receipt=inbox.resolution_of(run_id, item.node, item.scope))
+    return Card(card_id, item=item, receipt=inbox_log.resolution_of(run_id, item.node, item.scope))
 
 
 def _taken(user: Any, run_id: str, node: str | None, scope: Any, card_id: str) -> Card:
@@ -177,7 +209,7 @@ def _taken(user: Any, run_id: str, node: str | None, scope: Any, card_id: str) -
     the log. Only someone who may resolve something is told."""
     if not (inbox.may_resolve(user, "gate") or inbox.may_resolve(user, "budget")):
         raise NotAllowed()
-    receipt = inbox.resolution_of(run_id, node, scope) if node is not None else None
+    receipt = inbox_log.resolution_of(run_id, node, scope) if node is not None else None
     if receipt is None:
         return Card(card_id)
     return Card(card_id, taken_by=receipt.by, taken_at=receipt.at)

@@ -1,15 +1,21 @@
-"""Email to the approvers when a gate suspends (spec 06 *Approval inbox*, spec 07 *Email*).
+"""Email about what waits in the inbox (spec 06 *Approval inbox*, spec 07 *Email*).
 
-One message per suspension to each approver with an address (members of *approvers*, users
-given the permission directly, and superusers), linking the gate's card in the inbox
-(``GATEHOUSE_BASE_URL`` + ``/inbox/#card-…``). Sent through Django's email framework, and only
+* **Gates** — one message per suspension to each approver with an address (members of
+  *approvers*, users given the permission directly, and superusers).
+* **Budget and reconciliation cards** — one message per card (a ``BudgetExceeded`` or
+  ``ReconciliationNeeded`` event) to each operator with an address, found the same way.
+
+Each message links the card in the inbox with an absolute address (``editor.services.links``:
+``GATEHOUSE_BASE_URL`` + ``/inbox/#card-…``). Sent through Django's email framework, and only
 when email is configured (``GATEHOUSE_EMAIL_URL`` or ``EMAIL_HOST``): otherwise nothing is
 queued at all.
 
 The worker's store calls :func:`editor.tasks.queue_notification` once the ``Suspended``
-event's append has committed. A position in a run's log is committed once, so a suspension is
-announced once however often the run is driven again; the mail itself goes out from a task of
-its own, never in a web request and never while a run's lease is held.
+event's append has committed, and :func:`editor.tasks.queue_operator_notification` once a
+budget or reconciliation event's has. A position in a run's log is committed once, so
+each is announced once however often the run is driven again; the mail itself goes out from a
+task of its own, never in a web request and never while a run's lease is held. A card resolved
+before its task runs is not announced.
 """
 
 from __future__ import annotations
@@ -23,10 +29,22 @@ from django.core.mail import EmailMessage, mailers
 from django.db.models import Q
 
 from editor.models import Run, RunEvent
-from editor.services.access import APPROVE
+from editor.services.access import APPROVE, OPERATE
 from editor.services.inbox import node_names
+from editor.services.links import absolute_url, base_url, base_url_is_set
 
-__all__ = ["approver_addresses", "card_link", "email_configured", "notify_suspension"]
+__all__ = [
+    "OPERATOR_CARDS",
+    "approver_addresses",
+    "card_link",
+    "email_configured",
+    "notify_operator_card",
+    "notify_suspension",
+    "operator_addresses",
+]
+
+#: The parking events whose cards operators resolve, and so are told about.
+OPERATOR_CARDS = frozenset({"BudgetExceeded", "ReconciliationNeeded"})
 
 logger = logging.getLogger(__name__)
 
@@ -37,15 +55,14 @@ def email_configured() -> bool:
 
 
 def card_link(run_id: str, seq: int) -> str:
-    """Where the card of a suspension is: absolute when ``GATEHOUSE_BASE_URL`` is set."""
-    base = str(getattr(settings, "GATEHOUSE_BASE_URL", "") or "").rstrip("/")
-    return f"{base}/inbox/#card-{run_id}-{seq}"
+    """The absolute address of the inbox card of the item recorded at ``seq``."""
+    return absolute_url(f"/inbox/#card-{run_id}-{seq}")
 
 
-def approver_addresses() -> list[str]:
-    """The addresses of everyone who may resolve a gate, each once."""
-    app_label, codename = APPROVE.split(".")
-    may_approve = (
+def _addresses(permission: str) -> list[str]:
+    """The addresses of everyone who holds ``permission`` (``app.codename``), each once."""
+    app_label, codename = permission.split(".")
+    holds = (
         Q(is_superuser=True)
         | Q(
             groups__permissions__codename=codename,
@@ -57,7 +74,7 @@ def approver_addresses() -> list[str]:
     )
     rows = (
         get_user_model()
-        .objects.filter(may_approve, is_active=True)
+        .objects.filter(holds, is_active=True)
         .exclude(email="")
         .values_list("email", flat=True)
         .distinct()
@@ -65,10 +82,52 @@ def approver_addresses() -> list[str]:
     return sorted(set(rows))
 
 
-def _message(run: Run, payload: dict[str, Any], seq: int) -> tuple[str, str]:
-    node = str(payload.get("node"))
+def approver_addresses() -> list[str]:
+    """The addresses of everyone who may resolve a gate, each once."""
+    return _addresses(APPROVE)
+
+
+def operator_addresses() -> list[str]:
+    """The addresses of everyone who may raise a budget or reconcile a write, each once."""
+    return _addresses(OPERATE)
+
+
+def _names(run: Run, node: str) -> tuple[str, str]:
+    """The node's display name and the graph's (its document's title, or its short hash)."""
     name = node_names([run.graph_id]).get(run.graph_id, {}).get(node) or node
     graph = run.document.title if run.document_id else run.graph_id[:15] + "…"
+    return name, graph
+
+
+def _one_line(subject: str) -> str:
+    # A header is one line: whatever the names hold, the subject is flattened.
+    return " ".join(subject.split())[:200]
+
+
+def _pending_event(run_id: str, seq: int, kinds: frozenset[str]) -> RunEvent | None:
+    """The event recorded at ``seq`` when it is of ``kinds`` and its item still waits."""
+    event = (
+        RunEvent.objects.filter(run_id=run_id, seq=seq, kind__in=kinds)
+        .select_related("run", "run__document")
+        .first()
+    )
+    if event is None:
+        return None
+    pending = (event.run.status or {}).get("pending") or []
+    return event if any(item.get("seq") == seq for item in pending) else None
+
+
+def _send(addresses: list[str], subject: str, body: str) -> int:
+    if not base_url_is_set():
+        logger.warning("GATEHOUSE_BASE_URL is not set: the email links to %s", base_url())
+    messages = [
+        EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [address]) for address in addresses
+    ]
+    return int(mailers.default.send_messages(messages) or 0)
+
+
+def _message(run: Run, payload: dict[str, Any], seq: int) -> tuple[str, str]:
+    name, graph = _names(run, str(payload.get("node")))
     prompt = str(payload.get("reason") or "")
     subject = f"Waiting for approval: {name} ({graph})"
     # One line per fact; user text is plain text here, never markup.
@@ -83,8 +142,7 @@ def _message(run: Run, payload: dict[str, Any], seq: int) -> tuple[str, str]:
             f"Run {run.id}, graph {run.graph_id}.",
         ]
     )
-    # A header is one line: whatever the gate's name holds, the subject is flattened.
-    return " ".join(subject.split())[:200], body
+    return _one_line(subject), body
 
 
 def notify_suspension(run_id: str, seq: int) -> int:
@@ -93,24 +151,64 @@ def notify_suspension(run_id: str, seq: int) -> int:
     suspension, or when it was resolved before this ran."""
     if not email_configured():
         return 0
-    event = (
-        RunEvent.objects.filter(run_id=run_id, seq=seq, kind="Suspended")
-        .select_related("run", "run__document")
-        .first()
-    )
+    event = _pending_event(run_id, seq, frozenset({"Suspended"}))
     if event is None:
-        return 0
-    run = event.run
-    pending = (run.status or {}).get("pending") or []
-    if not any(item.get("seq") == seq for item in pending):
         return 0
     addresses = approver_addresses()
     if not addresses:
         return 0
-    subject, body = _message(run, event.payload if isinstance(event.payload, dict) else {}, seq)
-    messages = [
-        EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [address]) for address in addresses
-    ]
-    sent = mailers.default.send_messages(messages) or 0
+    payload = event.payload if isinstance(event.payload, dict) else {}
+    subject, body = _message(event.run, payload, seq)
+    sent = _send(addresses, subject, body)
     logger.info("run %s: suspension %s announced to %d approver(s)", run_id, seq, sent)
-    return int(sent)
+    return sent
+
+
+def _operator_message(run: Run, kind: str, payload: dict[str, Any], seq: int) -> tuple[str, str]:
+    name, graph = _names(run, str(payload.get("node")))
+    if kind == "BudgetExceeded":
+        budget = payload.get("budget") if isinstance(payload.get("budget"), dict) else {}
+        subject = f"Budget exceeded: {name} ({graph})"
+        what = (
+            f"The {budget.get('kind', '')} budget of {budget.get('limit', '')} of “{name}” "
+            f"in {graph} was crossed: {payload.get('observed')} observed. The run waits "
+            "until an operator raises the limit."
+        )
+        action = "Raise the limit in the inbox"
+    else:
+        subject = f"Unknown outcome of a write: {name} ({graph})"
+        what = (
+            f"The write tool {payload.get('tool')} of “{name}” in {graph} was cut off "
+            f"(call {payload.get('call')}): whether it happened is unknown. The run waits until "
+            "an operator records what it returned or runs it again."
+        )
+        action = "Reconcile it in the inbox"
+    body = "\n".join(
+        [
+            what,
+            "",
+            f"{action}: {card_link(str(run.id), seq)}",
+            "",
+            f"Run {run.id}, graph {run.graph_id}.",
+        ]
+    )
+    return _one_line(subject), body
+
+
+def notify_operator_card(run_id: str, seq: int) -> int:
+    """Tell the operators about the budget or reconciliation card recorded at ``seq`` of a
+    run; the number of messages sent. Nothing is sent when email is not configured, when
+    there is no such card, or when it was resolved before this ran."""
+    if not email_configured():
+        return 0
+    event = _pending_event(run_id, seq, OPERATOR_CARDS)
+    if event is None:
+        return 0
+    addresses = operator_addresses()
+    if not addresses:
+        return 0
+    payload = event.payload if isinstance(event.payload, dict) else {}
+    subject, body = _operator_message(event.run, event.kind, payload, seq)
+    sent = _send(addresses, subject, body)
+    logger.info("run %s: %s %s announced to %d operator(s)", run_id, event.kind, seq, sent)
+    return sent

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
+from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,8 +19,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from editor.services import inbox, inbox_cards
+from editor.services import inbox, inbox_cards, inbox_log
 from editor.services.errors import InvalidRequest, NotAllowed, UnknownRun
+from editor.services.inbox_filters import NO_FILTER, InboxFilter, read_filter
 from editor.views.graphs import is_fragment_request
 
 NOT_ALLOWED = "Resolving a gate needs the approvers role; budgets and reconciliations, operators."
@@ -37,19 +39,40 @@ def inbox_count(request: HttpRequest) -> HttpResponse:
     return render(request, "inbox/_count.html", {"inbox_count": inbox.pending_count()})
 
 
+def _filter_context(request: HttpRequest, tab: str) -> tuple[InboxFilter, dict[str, Any]]:
+    """The filters of the request (or the problem with them), and what the form shows."""
+    context: dict[str, Any] = {"problem": None, "tab": tab, "values": request.GET}
+    try:
+        filters = read_filter(request.GET)
+    except InvalidRequest as error:
+        context["problem"] = str(error)
+        filters = NO_FILTER
+    params = filters.params()
+    context.update(filters=filters, filter_query=urlencode(params), graph=params.get("graph", ""))
+    return filters, context
+
+
+def _status(request: HttpRequest, context: dict[str, Any]) -> int:
+    """``400`` for a page whose filters or cursor cannot be read; an htmx fragment says so
+    with ``200``, which htmx swaps in (it discards 4xx bodies)."""
+    return 400 if context["problem"] and not is_fragment_request(request) else 200
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 def inbox_page(request: HttpRequest) -> HttpResponse:
-    graph = request.GET.get("graph", "")
-    context: dict[str, Any] = {"graph": graph, "problem": None, "tab": "pending"}
-    status = 200
-    try:
-        page = inbox.pending_items(graph=graph or None, cursor=request.GET.get("cursor") or None)
-    except InvalidRequest as error:
-        context.update(cards=[], next=None, problem=str(error))
-        status = 400
+    filters, context = _filter_context(request, "pending")
+    status = _status(request, context)
+    if context["problem"]:
+        context.update(cards=[], next=None)
     else:
-        context.update(cards=inbox_cards.cards(request.user, page.items), next=page.next)
+        try:
+            page = inbox.pending_items(filters, cursor=request.GET.get("cursor") or None)
+        except InvalidRequest as error:
+            context.update(cards=[], next=None, problem=str(error))
+            status = _status(request, context)
+        else:
+            context.update(cards=inbox_cards.cards(request.user, page.items), next=page.next)
     context["choices"] = inbox.graph_choices()
     template = "inbox/page.html#cards" if is_fragment_request(request) else "inbox/page.html"
     return render(request, template, context, status=status)
@@ -72,13 +95,19 @@ def resolve(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 @require_safe
 @vary_on_headers("HX-Request")
 def resolved(request: HttpRequest) -> HttpResponse:
-    context: dict[str, Any] = {"problem": None, "tab": "resolved"}
-    status = 200
-    try:
-        page = inbox.decision_log(cursor=request.GET.get("cursor") or None)
-    except InvalidRequest as error:
-        context.update(decisions=[], next=None, problem=str(error))
-        status = 400
+    filters, context = _filter_context(request, "resolved")
+    status = _status(request, context)
+    if context["problem"]:
+        context.update(decisions=[], next=None)
     else:
-        context.update(decisions=page.items, next=page.next)
-    return render(request, "inbox/resolved.html", context, status=status)
+        try:
+            page = inbox_log.decision_log(filters, cursor=request.GET.get("cursor") or None)
+        except InvalidRequest as error:
+            context.update(decisions=[], next=None, problem=str(error))
+            status = _status(request, context)
+        else:
+            context.update(decisions=page.items, next=page.next)
+    template = (
+        "inbox/resolved.html#decisions" if is_fragment_request(request) else "inbox/resolved.html"
+    )
+    return render(request, template, context, status=status)

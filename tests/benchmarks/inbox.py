@@ -7,7 +7,8 @@ events written in bulk: the same bytes the engine wrote, each clone its own run)
 through Django's test client (the whole stack but the socket):
 
 * the inbox's first page, ``GET /inbox/`` (50 cards with their generated forms), and
-  ``GET /v1/inbox``: server time p50 / p95 and the number of SQL queries;
+  ``GET /v1/inbox``: server time p50 / p95 and the number of SQL queries; the same filtered
+  by document, and ``GET /v1/inbox`` searching the prompts;
 * the resolve round trip, ``POST /inbox/<run>/resolve/`` as the card's htmx form posts it:
   validation, the guarded append of ``Resumed``, the continuation queued, and the receipt.
 
@@ -165,9 +166,16 @@ def main() -> None:
             f"inbox benchmark: {pending:,} pending suspensions on {connection.vendor} "
             f"(built in {built:.1f} s)"
         )
+        from editor.models import Document
+
+        slug = Document.objects.get().slug
         for label, path in (
             ("GET /inbox/ (first page)", "/inbox/"),
             ("GET /v1/inbox", "/v1/inbox"),
+            # Filtered: by the run's document (graph hash runs included), and a search of the
+            # prompts (every run's parking event is looked into).
+            ("GET /inbox/?document=…", f"/inbox/?document={slug}"),
+            ("GET /v1/inbox?q=…", "/v1/inbox?q=publish"),
         ):
             client.get(path)  # warm-up: templates, the graph's node names
             samples, queries, answer = timed(lambda path=path: client.get(path), PAGE_REQUESTS)
@@ -186,9 +194,10 @@ def main() -> None:
                 {
                     "node": item["node"],
                     "seq": str(item["seq"]),
-                    "draft": "Tea is good.",
-                    "approved": "true",
-                    "comment": "fine",
+                    "field-draft": "Tea is good.",
+                    "field-comment": "fine",
+                    # The Approve button: the schema's required boolean, decided in one click.
+                    "field-approved": "true",
                 },
                 **hx,
             )

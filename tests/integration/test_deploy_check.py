@@ -93,6 +93,29 @@ def test_the_deployment_check_warns_when_cookies_are_not_secure() -> None:
     assert "security.W016" in result.stderr  # CSRF_COOKIE_SECURE
 
 
+def test_the_deployment_check_warns_when_email_is_configured_without_a_base_url() -> None:
+    mail = {"GATEHOUSE_EMAIL_URL": "smtp://mail.example.com"}
+
+    without = check_deploy(production_environment(**mail))
+    with_base = check_deploy(
+        production_environment(**mail, GATEHOUSE_BASE_URL="https://gatehouse.example.com")
+    )
+
+    assert without.returncode == 1
+    assert "gatehouse.W001" in without.stderr
+    assert "GATEHOUSE_BASE_URL" in without.stderr
+    assert with_base.returncode == 0, with_base.stderr
+
+
+def test_a_base_url_must_be_a_web_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured, match="GATEHOUSE_BASE_URL"):
+        read_settings(monkeypatch, GATEHOUSE_BASE_URL="gatehouse.example.com")
+    values = read_settings(monkeypatch, GATEHOUSE_BASE_URL="https://gatehouse.example.com/app/")
+    assert values["GATEHOUSE_BASE_URL"] == "https://gatehouse.example.com/app"
+
+
 def test_tls_turns_on_the_redirect_and_a_years_hsts(monkeypatch: pytest.MonkeyPatch) -> None:
     values = read_settings(monkeypatch)
 

@@ -60,7 +60,7 @@ def test_the_label_is_the_title_or_else_the_key_and_the_description_is_help() ->
     assert (bare.label, bare.help) == ("x", "")
 
 
-def test_required_properties_are_marked() -> None:
+def test_required_properties_are_marked_and_come_first() -> None:
     form = approval_form(
         {
             "type": "object",
@@ -71,8 +71,8 @@ def test_required_properties_are_marked() -> None:
     )
 
     assert [(field.key, field.required) for field in form.fields or ()] == [
-        ("a", False),
         ("b", True),
+        ("a", False),
     ]
 
 
@@ -179,16 +179,21 @@ def test_reading_a_post_converts_every_kind_of_field() -> None:
 
 
 def test_blank_optional_fields_are_left_out_and_an_unchecked_required_box_is_false() -> None:
-    value, problem = read_approval(SCHEMA, {"field-summary": "", "field-note": ""})
+    schema = {**SCHEMA, "required": ["approved", "summary", "notify"]}
+    value, problem = read_approval(
+        schema, {"field-approved": "true", "field-summary": "", "field-note": ""}
+    )
 
     assert not problem
-    # A required text field left blank is sent as "" (the schema decides whether that is fine).
-    assert value == {"approved": False, "summary": ""}
+    # A required text field left blank is sent as "" (the schema decides whether that is fine);
+    # a second required boolean stays a checkbox, unchecked: false.
+    assert value == {"approved": True, "summary": "", "notify": False}
 
 
 def test_what_cannot_be_read_is_reported_beside_its_field() -> None:
     _, problem = read_approval(
-        SCHEMA, {"field-score": "lots", "field-tags": "[1,", "field-tone": "9"}
+        SCHEMA,
+        {"field-approved": "true", "field-score": "lots", "field-tags": "[1,", "field-tone": "9"},
     )
 
     assert set(problem.errors) == {"score", "tags", "tone"}

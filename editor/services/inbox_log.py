@@ -1,0 +1,201 @@
+"""The decision log (spec 05 *Inbox*, spec 06 *Approval inbox*): the resolution events
+(``Resumed``, ``BudgetRaised``, ``Reconciled``), newest first, kept by the inbox's filters
+(:mod:`editor.services.inbox_filters`), and the receipt of one card."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q
+from django.db.models.fields.json import KT
+
+from editor.engine.status import RESOLUTION_KINDS, scope_key
+from editor.models import RunEvent
+from editor.services.inbox import event_time, graph_titles, pretty_json, short_graph_hash
+from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
+from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+
+__all__ = ["Decision", "decision_log", "resolution_of"]
+
+#: Resolution event kind → the kind of item it resolves.
+_RESOLVED_KIND = {"Resumed": "gate", "BudgetRaised": "budget", "Reconciled": "reconciliation"}
+_RESOLUTIONS = tuple(sorted(RESOLUTION_KINDS))
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One entry of the decision log (``GET /v1/inbox/resolved``)."""
+
+    kind: str
+    run: str
+    graph_hash: str
+    node: str
+    by: str | None
+    at: str
+    input: Any
+    seq: int
+    comment: str | None = None
+    schema_hash: str | None = None
+    document: str | None = None
+    document_title: str | None = None
+    scope: list[Any] | None = None
+
+    @property
+    def short_hash(self) -> str:
+        return short_graph_hash(self.graph_hash)
+
+    @property
+    def hex_digest(self) -> str:
+        return self.graph_hash.removeprefix("sha256:")
+
+    @property
+    def input_text(self) -> str:
+        return pretty_json(self.input)
+
+    @property
+    def decided_at(self) -> datetime | None:
+        return event_time(self.at)
+
+    def as_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "kind": self.kind,
+            "run": self.run,
+            "graph_hash": self.graph_hash,
+            "node": self.node,
+            "scope": self.scope,
+            "by": self.by,
+            "at": self.at,
+            "input": self.input,
+            "schema_hash": self.schema_hash,
+        }
+        if self.comment is not None:
+            body["comment"] = self.comment
+        if self.document is not None:
+            body["document"] = self.document
+        return body
+
+
+def _decision_input(kind: str, payload: dict[str, Any]) -> Any:
+    if kind == "Resumed":
+        return payload.get("input")
+    if kind == "BudgetRaised":
+        return {"limit": payload.get("limit")}
+    if payload.get("retry") is True:
+        return {"retry": True}
+    return {"output": payload.get("output")}
+
+
+def _filtered(rows: Any, filters: InboxFilter) -> Any:
+    if filters.graph is not None:
+        rows = rows.filter(run__graph_id=filters.graph)
+    if filters.document is not None:
+        rows = rows.filter(document_runs(filters.document, "run__"))
+    if filters.node is not None:
+        rows = rows.filter(payload__node=filters.node)
+    if filters.person is not None:
+        rows = rows.filter(payload__by=filters.person)
+    if filters.since_text is not None:
+        rows = rows.filter(recorded_at__gte=filters.since_text)
+    if filters.until_text is not None:
+        rows = rows.filter(recorded_at__lt=filters.until_text)
+    if filters.search is not None:
+        # The prompt is the Suspended event's that this resolution answered (same node,
+        # earlier in the log); the comment is the resolution's own.
+        prompted = RunEvent.objects.annotate(prompt_node=KT("payload__node")).filter(
+            run_id=OuterRef("run_id"),
+            seq__lt=OuterRef("seq"),
+            kind="Suspended",
+            prompt_node=OuterRef("resolved_node"),
+            payload__reason__icontains=filters.search,
+        )
+        rows = rows.annotate(resolved_node=KT("payload__node")).filter(
+            Q(payload__comment__icontains=filters.search) | Exists(prompted)
+        )
+    return rows
+
+
+def decision_log(
+    filters: InboxFilter = NO_FILTER, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+) -> Page[Decision]:
+    """Every resolution ``filters`` keeps, newest first: one query a page (one more for the
+    documents of runs started without one). Paged by a cursor on the event's id, so a page
+    stays the same however many decisions are made meanwhile."""
+    rows = _filtered(RunEvent.objects.filter(kind__in=_RESOLUTIONS), filters).order_by("-id")
+    if cursor is not None:
+        (last,) = decode_cursor(cursor, (int,))
+        rows = rows.filter(id__lt=last)
+    fetched = list(
+        rows.values(
+            "id",
+            "run_id",
+            "seq",
+            "kind",
+            "payload",
+            "recorded_at",
+            "run__graph_id",
+            "run__document__slug",
+            "run__document__title",
+        )[: limit + 1]
+    )
+    page = page_of(fetched, limit, lambda row: [row["id"]])
+    # A run started from a graph hash alone shows the document that froze the graph first,
+    # as its card did.
+    docless = {row["run__graph_id"] for row in page.items if row["run__document__slug"] is None}
+    frozen = graph_titles(docless) if docless else {}
+    decisions = []
+    for row in page.items:
+        payload = row["payload"] if isinstance(row["payload"], dict) else {}
+        comment = payload.get("comment")
+        slug, title = row["run__document__slug"], row["run__document__title"]
+        if slug is None and frozen.get(row["run__graph_id"]):
+            _, slug, title, _ = frozen[row["run__graph_id"]][0]
+        decisions.append(
+            Decision(
+                kind=_RESOLVED_KIND.get(row["kind"], row["kind"]),
+                run=str(row["run_id"]),
+                graph_hash=row["run__graph_id"],
+                node=str(payload.get("node")),
+                by=payload.get("by"),
+                at=row["recorded_at"],
+                input=_decision_input(row["kind"], payload),
+                seq=row["seq"],
+                comment=comment if isinstance(comment, str) else None,
+                schema_hash=payload.get("schema_hash"),
+                document=slug,
+                document_title=title,
+                scope=payload.get("scope") or None,
+            )
+        )
+    return Page(decisions, page.next)
+
+
+def resolution_of(run_id: str, node: str, scope: Any = None) -> Decision | None:
+    """The latest resolution of ``node`` (at ``scope``) in a run: the receipt of a card."""
+    wanted = scope_key(scope)
+    rows = (
+        RunEvent.objects.filter(run_id=run_id, kind__in=_RESOLUTIONS)
+        .order_by("-seq")
+        .select_related("run")
+        .only("seq", "kind", "payload", "recorded_at", "run__graph_id")
+    )
+    for row in rows[:50]:
+        payload = row.payload if isinstance(row.payload, dict) else {}
+        if payload.get("node") != node or scope_key(payload.get("scope")) != wanted:
+            continue
+        comment = payload.get("comment")
+        return Decision(
+            kind=_RESOLVED_KIND.get(row.kind, row.kind),
+            run=str(run_id),
+            graph_hash=row.run.graph_id,
+            node=node,
+            by=payload.get("by"),
+            at=row.recorded_at,
+            input=_decision_input(row.kind, payload),
+            seq=row.seq,
+            comment=comment if isinstance(comment, str) else None,
+            schema_hash=payload.get("schema_hash"),
+            scope=payload.get("scope") or None,
+        )
+    return None

@@ -1,0 +1,89 @@
+"""A gate's prompt as Markdown, made safe to inline in a page (``docs/inbox.md``).
+
+Rendered by markdown-it-py (CommonMark with tables and strikethrough; raw HTML off, so a
+``<script>`` in a prompt is text) and then cleaned by nh3 (the Ammonia sanitiser) against an
+allow-list of plain text tags: belt and braces, so that a future option of the renderer cannot
+let markup through. Single line breaks are kept (``breaks``): prompts written as plain text
+read as their authors wrote them. Images are not rendered (an image would be fetched from
+anywhere, and the Content-Security-Policy allows none); their alternative text stays as text.
+Headings are shifted down two levels, below the card's own ``h2``. Links open where they point
+and carry ``rel="noopener noreferrer nofollow"``; only ``http``, ``https`` and ``mailto`` links
+are kept.
+
+A page shows many cards of the same gate, so renderings are memoised by the prompt's text.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+
+__all__ = ["markdown_html"]
+
+#: The tags a prompt may produce; anything else is dropped (its text is kept).
+_TAGS = {
+    "a",
+    "blockquote",
+    "br",
+    "code",
+    "del",
+    "em",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "li",
+    "ol",
+    "p",
+    "pre",
+    "s",
+    "strong",
+    "table",
+    "tbody",
+    "td",
+    "th",
+    "thead",
+    "tr",
+    "ul",
+}
+_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+_SCHEMES = {"http", "https", "mailto"}
+#: The longest prompt rendered as Markdown; a longer one is shown as plain text.
+MAX_MARKDOWN = 100_000
+
+
+def _shifted_heading(renderer: Any, tokens: list[Any], index: int, options: Any, env: Any) -> str:
+    token = tokens[index]
+    level = min(6, int(token.tag[1:]) + 2)
+    return f"<h{level}>" if token.nesting == 1 else f"</h{level}>\n"
+
+
+def _renderer() -> MarkdownIt:
+    renderer = MarkdownIt("js-default", {"breaks": True, "html": False})
+    renderer.disable("image")
+    renderer.add_render_rule("heading_open", _shifted_heading)
+    renderer.add_render_rule("heading_close", _shifted_heading)
+    return renderer
+
+
+_MARKDOWN = _renderer()
+
+
+@lru_cache(maxsize=512)
+def markdown_html(text: str) -> str:
+    """``text`` (Markdown) as sanitised HTML, safe to inline."""
+    if len(text) > MAX_MARKDOWN:
+        return nh3.clean_text(text)
+    rendered = _MARKDOWN.render(text)
+    return nh3.clean(
+        rendered,
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        url_schemes=_SCHEMES,
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    ).strip()
