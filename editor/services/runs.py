@@ -52,7 +52,7 @@ from editor.services.errors import (
 from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
-from editor.services.storable import nul_path
+from editor.services.storable import check_storable, nul_path
 from editor.store import OrmRunStore, envelope_of
 from editor.tasks import enqueue_run
 
@@ -372,6 +372,7 @@ def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
     at the log's next position, so when two people resolve the same suspension together the
     database lets one in and the other learns who resolved it and when (:class:`NotSuspended`).
     """
+    check_storable(body)
     run = _run(run_id)
     record = _record(run)
     _check_resolver(user, _pending_item(run_status(record.events), body))
@@ -411,6 +412,7 @@ def abandon(user: Any, run_id: str, reason: str | None = None) -> AbandonOutcome
     the longer log (a bounded number of times)."""
     if not can_operate(user):
         raise NotAllowed()
+    check_storable({"reason": reason})
     run = _run(run_id)
     for _attempt in range(_ABANDON_ATTEMPTS):
         record = _record(run)
