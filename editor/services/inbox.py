@@ -43,7 +43,9 @@ from editor.engine.status import RESOLUTION_KINDS, scope_key
 from editor.models import FrozenGraph, Run, RunEvent, Version
 from editor.services.access import can_approve, can_operate
 from editor.services.errors import InvalidCursor, UnknownRun
+from editor.services.graphs import is_graph_hash
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.storable import NUL
 
 __all__ = [
     "Decision",
@@ -428,9 +430,10 @@ def pending_items(
     always enough for a page."""
     runs = _parked_runs().order_by("parked_at", "id")
     if graph:
-        runs = runs.filter(graph_id=graph)
+        # Text that is not a graph's hash names none (and a NUL would fail on PostgreSQL).
+        runs = runs.filter(graph_id=graph) if is_graph_hash(graph) else runs.none()
     if document:
-        runs = runs.filter(document__slug=document)
+        runs = runs.filter(document__slug=document) if NUL not in document else runs.none()
     skip: tuple[str, int] | None = None
     if cursor is not None:
         parked, key, seq = decode_cursor(cursor, (str, str, int))

@@ -49,7 +49,7 @@ from editor.services.errors import (
     UnknownDocument,
     UnknownRun,
 )
-from editor.services.graphs import load_graph, validate_graph_document
+from editor.services.graphs import is_graph_hash, load_graph, validate_graph_document
 from editor.services.installation import installation
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 from editor.services.storable import check_storable, nul_path
@@ -202,7 +202,8 @@ def list_runs(
             raise InvalidRequest(f"`status` must be one of: {states}", "status")
         runs = runs.filter(state=status)
     if graph:
-        runs = runs.filter(graph_id=graph)
+        # Text that is not a graph's hash names none (and a NUL would fail on PostgreSQL).
+        runs = runs.filter(graph_id=graph) if is_graph_hash(graph) else runs.none()
     if cursor is not None:
         created, key = decode_cursor(cursor, (str, str))
         try:

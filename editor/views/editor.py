@@ -308,6 +308,8 @@ def _guarded(view: Any) -> Any:
             return view(request, draft)
         except NotAllowed:
             return HttpResponse("Only authors may edit graphs.", status=403)
+        except InvalidRequest as error:  # a value no form sends (a NUL in the draft's text)
+            return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
 
     wrapped.__name__ = view.__name__
     wrapped.__doc__ = view.__doc__

@@ -285,3 +285,28 @@ def test_record_output_refuses_what_strict_json_refuses(
     assert response.status_code == 200
     assert "This is not valid JSON" in response.content.decode()
     assert event_count(run_id) == before
+
+
+# --- Found by the page fuzzer ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("search", ["x" * 1024 * 1024, "fl\x00ow"], ids=["a megabyte", "a NUL"])
+def test_a_search_no_title_can_match_finds_nothing(author: User, flow: str, search: str) -> None:
+    response = browser(author).get("/", {"q": search})
+
+    assert response.status_code == 200
+    assert 'href="/graphs/flow/"' not in response.content.decode()
+
+
+def test_a_draft_text_holding_nul_is_a_bad_request_and_is_not_saved(
+    author: User, flow: str
+) -> None:
+    before = Draft.objects.get(document__slug="flow").text
+
+    response = browser(author).post(
+        "/graphs/flow/edit/json/", {"revision": revision(), "text": "{\x00}"}, headers=HTMX
+    )
+
+    assert response.status_code == 400
+    assert "NUL (U+0000)" in response.content.decode()
+    assert Draft.objects.get(document__slug="flow").text == before

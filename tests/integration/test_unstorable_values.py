@@ -157,3 +157,27 @@ def test_the_start_api_refuses_an_input_holding_nul(author: User, operator: User
     assert response.status_code == 400
     assert "U+0000" in error_of(response)["message"]
     assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize("path", ["/runs/?graph=a%00b", "/inbox/?graph=a%00b", "/?q=a%00b"])
+def test_a_page_filter_holding_nul_finds_nothing(author: User, operator: User, path: str) -> None:
+    waiting(author, operator)
+
+    response = browser(operator).get(path)
+
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [("/v1/runs?graph=a%00b", "runs"), ("/v1/inbox?document=a%00b", "items")],
+)
+def test_an_api_filter_holding_nul_finds_nothing(
+    author: User, operator: User, path: str, key: str
+) -> None:
+    waiting(author, operator)
+
+    response = bearer_caller(operator).get(path)
+
+    assert response.status_code == 200
+    assert response.json()[key] == []
