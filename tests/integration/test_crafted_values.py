@@ -310,3 +310,26 @@ def test_a_draft_text_holding_nul_is_a_bad_request_and_is_not_saved(
     assert response.status_code == 400
     assert "NUL (U+0000)" in response.content.decode()
     assert Draft.objects.get(document__slug="flow").text == before
+
+
+@pytest.mark.parametrize("value", ["١٢", "²", "1_2", " 1 2"])
+def test_a_budget_of_an_agent_reads_only_ascii_digits(author: User, value: str) -> None:
+    from editor.models import AgentDefinition
+
+    response = browser(author).post(
+        "/agents/", {"name": "Writer", "model": "echo", "prompt": "Write.", "max_steps": value}
+    )
+
+    assert response.status_code == 200
+    assert "Enter a whole number." in response.content.decode()
+    assert not AgentDefinition.objects.exists()
+
+
+def test_the_rounds_of_a_new_graph_read_only_ascii_digits(author: User) -> None:
+    response = browser(author).post(
+        "/new/", {"title": "Panel", "template": "blank", "max_rounds": "٣"}
+    )
+
+    assert response.status_code == 200
+    assert "Enter a whole number." in response.content.decode()
+    assert not Draft.objects.filter(document__title="Panel").exists()
