@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -39,6 +41,7 @@ from editor.models import Document, Run, RunEvent
 from editor.services.access import can_approve, can_operate
 from editor.services.errors import (
     AlreadyFinished,
+    InputTooLarge,
     InvalidCursor,
     InvalidRequest,
     InvalidResume,
@@ -295,6 +298,7 @@ def start_run(
             f"the input cannot contain NUL (U+0000) characters (at `{where or '$'}`)", "input"
         )
     graph = load_graph(graph_hash)  # UnknownGraph
+    _check_start_size(graph_hash, input, checked_labels)
     problems = resolve_names(graph, installation())
     if problems:
         raise NotRunnable(list(problems))
@@ -320,6 +324,16 @@ def start_run(
         enqueue_run(run_id)
         started = _info(Run.objects.select_related("document").get(pk=run.pk))
     return started
+
+
+def _check_start_size(graph_hash: str, input: Any, labels: dict[str, str]) -> None:
+    """The input's own cap, checked now rather than when a worker writes past it: the
+    ``GraphRunStarted`` event must fit ``GATEHOUSE_EVENT_MAX_BYTES`` like every event."""
+    limit = settings.GATEHOUSE_EVENT_MAX_BYTES
+    payload = start_event("", graph_hash, input, labels or None, timezone.now()).payload
+    size = len(orjson.dumps(payload))
+    if size > limit:
+        raise InputTooLarge(size, limit)
 
 
 def validate_runnable(data: bytes | str) -> dict[str, Any]:

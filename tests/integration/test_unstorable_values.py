@@ -13,6 +13,7 @@ import json
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django import Settings
 
 from editor.models import Run, RunEvent
 from tests.integration.api.callers import bearer_caller, error_of
@@ -181,3 +182,52 @@ def test_an_api_filter_holding_nul_finds_nothing(
 
     assert response.status_code == 200
     assert response.json()[key] == []
+
+
+# --- The start input's own cap -----------------------------------------------------------------
+
+
+def test_an_input_over_the_event_cap_is_refused_when_the_run_starts(
+    author: User, operator: User, settings: Settings
+) -> None:
+    settings.GATEHOUSE_EVENT_MAX_BYTES = 2000
+    _slug, digest = frozen(author, ECHO_CHAIN)
+
+    response = bearer_caller(operator).post(
+        "/v1/graph-runs", {"graph_hash": digest, "input": {"text": "x" * 3000}}
+    )
+
+    assert response.status_code == 413
+    error = error_of(response)
+    assert error["code"] == "payload_too_large"
+    assert "2000 bytes" in error["message"] and "GATEHOUSE_EVENT_MAX_BYTES" in error["message"]
+    assert error["details"]["field"] == "input" and error["details"]["limit"] == 2000
+    assert not Run.objects.exists() and not RunEvent.objects.exists()
+
+
+def test_an_input_within_the_event_cap_starts(
+    author: User, operator: User, settings: Settings
+) -> None:
+    settings.GATEHOUSE_EVENT_MAX_BYTES = 2000
+    _slug, digest = frozen(author, ECHO_CHAIN)
+
+    response = bearer_caller(operator).post(
+        "/v1/graph-runs", {"graph_hash": digest, "input": {"text": "x" * 1800}}
+    )
+
+    assert response.status_code == 201
+
+
+def test_the_start_run_page_refuses_an_input_over_the_event_cap_beside_the_field(
+    author: User, operator: User, settings: Settings
+) -> None:
+    settings.GATEHOUSE_EVENT_MAX_BYTES = 2000
+    _slug, digest = frozen(author, ECHO_CHAIN)
+
+    response = browser(operator).post(
+        f"/g/{digest.removeprefix('sha256:')}/runs/", {"input": json.dumps({"text": "x" * 3000})}
+    )
+
+    assert response.status_code == 200
+    assert "2000 bytes" in response.content.decode()
+    assert not Run.objects.exists()

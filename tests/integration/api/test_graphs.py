@@ -263,7 +263,10 @@ def wide_graph(prefix: str, nodes: int = 1500) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "nodes": [
-            {"kind": "tool", "payload": {"id": f"{prefix}-{index:04d}-" + "x" * 180, "tool": "echo"}}
+            {
+                "kind": "tool",
+                "payload": {"id": f"{prefix}-{index:04d}-" + "x" * 180, "tool": "echo"},
+            }
             for index in range(nodes)
         ],
         "edges": [],
