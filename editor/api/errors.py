@@ -26,9 +26,9 @@ from editor.api.auth import CsrfFailed
 from editor.api.schemas import ErrorOut
 from editor.services.errors import (
     AlreadyFinished,
+    InputTooLarge,
     InvalidAgent,
     InvalidGraph,
-    InputTooLarge,
     InvalidRequest,
     InvalidResume,
     NotAllowed,

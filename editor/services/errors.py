@@ -11,9 +11,9 @@ from typing import Any
 
 __all__ = [
     "AlreadyFinished",
+    "InputTooLarge",
     "InvalidAgent",
     "InvalidCursor",
-    "InputTooLarge",
     "InvalidGraph",
     "InvalidRequest",
     "InvalidResume",
