@@ -46,6 +46,8 @@ VOLUME ["/app/var"]
 HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \
     CMD ["python", "/app/docker/healthcheck.py"]
 
-# Gunicorn binds 0.0.0.0:$PORT, starts $WEB_CONCURRENCY workers, and reads more options from
-# GUNICORN_CMD_ARGS. The worker runs from the same image: python manage.py db_worker --no-reload
-CMD ["gunicorn", "editor.wsgi", "--access-logfile", "-"]
+# Gunicorn binds 0.0.0.0:$PORT, starts $WEB_CONCURRENCY workers of 4 threads each (more threads
+# than GATEHOUSE_GRAPHVIZ_MAX_PROCESSES, so a slow canvas never holds a whole worker and /healthz
+# always has a thread), and reads more options from GUNICORN_CMD_ARGS.
+# The worker runs from the same image: python manage.py db_worker --no-reload
+CMD ["gunicorn", "editor.wsgi", "--threads", "4", "--access-logfile", "-"]

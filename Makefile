@@ -32,7 +32,7 @@ help:
 	@echo "make bench   benchmark the graph core, POST /v1/graphs/validate, live validation, the run engine, the inbox, schemas"
 	@echo "make load    load test: gunicorn, PostgreSQL and 2 run workers under authors, API clients, approvers"
 	@echo "make faults  fault tests: kill -9 a worker, restart PostgreSQL, fill the body cap (private PostgreSQL)"
-	@echo "make fuzz    the fuzzers for longer: Hypothesis on the parser and expressions, Schemathesis on /v1"
+	@echo "make fuzz    the fuzzers for longer: the parser, expressions and pages (Hypothesis), /v1 (Schemathesis)"
 	@echo "make schema  regenerate docs/schemas/graph.schema.json"
 
 # --- Python and its packages -------------------------------------------------------------------
@@ -99,13 +99,13 @@ setup: $(VENV)/.runtime-installed graphviz
 setup-dev: setup $(VENV)/.dev-installed chromium
 
 var/dev-secret-key: | $(PY)
-	@mkdir -p var
+	@mkdir -p -m 700 var
 	@umask 077 && $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' > $@
 
 # --- The two commands --------------------------------------------------------------------------
 
 run: setup var/dev-secret-key
-	@mkdir -p var
+	@mkdir -p -m 700 var
 	@$(DEV_ENV) $(PY) manage.py migrate --no-input --verbosity 0
 	@$(DEV_ENV) $(PY) manage.py ensure_admin --base-url http://127.0.0.1:$(PORT)
 	@$(DEV_ENV) $(PY) manage.py load_demo
@@ -144,15 +144,19 @@ faults: setup-dev
 
 # The fuzzers of make test with many more examples, randomly seeded; Hypothesis' example database
 # is kept under var/fuzz/, and inputs found interesting are written into the corpora
-# (tests/unit/cases/fuzz/, tests/integration/cases/api_fuzz/) that make test replays.
+# (tests/unit/cases/fuzz/, tests/integration/cases/api_fuzz/, tests/integration/cases/page_fuzz/)
+# that make test replays.
 FUZZ_EXAMPLES ?= 5000
 FUZZ_API_EXAMPLES ?= 100
+FUZZ_PAGE_EXAMPLES ?= 300
 fuzz: setup-dev
-	@mkdir -p var/fuzz
+	@mkdir -p -m 700 var && mkdir -p var/fuzz
 	GATEHOUSE_FUZZ=1 GATEHOUSE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
-		GATEHOUSE_FUZZ_API_EXAMPLES=$(FUZZ_API_EXAMPLES) $(VENV)/bin/pytest -q \
+		GATEHOUSE_FUZZ_API_EXAMPLES=$(FUZZ_API_EXAMPLES) \
+		GATEHOUSE_FUZZ_PAGE_EXAMPLES=$(FUZZ_PAGE_EXAMPLES) $(VENV)/bin/pytest -q \
 		tests/unit/test_fuzz.py tests/unit/test_fuzz_corpus.py \
-		tests/integration/test_api_schemathesis.py tests/integration/test_api_fuzz_corpus.py
+		tests/integration/test_api_schemathesis.py tests/integration/test_api_fuzz_corpus.py \
+		tests/integration/test_page_fuzz.py tests/integration/test_page_fuzz_corpus.py
 
 schema: setup-dev
 	GATEHOUSE_UPDATE_SCHEMA=1 $(VENV)/bin/pytest -q tests/unit/test_schema.py

@@ -13,10 +13,11 @@ def main() -> None:
 
     try:
         settings.INSTALLED_APPS  # noqa: B018 - reads the settings, so a bad variable stops here
+        # Also while a command runs: a database folder that cannot be created, say.
+        execute_from_command_line(sys.argv)
     except ImproperlyConfigured as error:
-        # The message names the variable; a traceback through Django would only bury it.
+        # The message names the variable or says what to do; a traceback would only bury it.
         sys.exit(f"Configuration error: {error}")
-    execute_from_command_line(sys.argv)
 
 
 if __name__ == "__main__":

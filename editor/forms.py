@@ -27,6 +27,7 @@ from editor.graph.templates import (
 )
 from editor.services.agents import AgentInfo
 from editor.services.documents import MAX_TITLE_LENGTH
+from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
 
 __all__ = ["IMPORTED_TITLE", "AgentForm", "ImportForm", "NewGraphForm", "StartRunForm"]
 
@@ -39,6 +40,19 @@ _AGENT_FIELDS = {
     "parallel": ("critic", "synthesizer"),
     "rounds": ("critic", "synthesizer"),
 }
+
+
+class StrictIntegerField(forms.IntegerField):
+    """Django's integer field, read by :func:`strict_int`: ASCII digits only (Django's own
+    reads ``١٢`` as 12 and ``1_2`` as 12). The bounds stay the field's validators."""
+
+    def to_python(self, value: Any) -> int | None:
+        if value in self.empty_values:
+            return None
+        try:
+            return strict_int(str(value).strip(), "value", minimum=-INT64_MAX, maximum=INT64_MAX)
+        except InvalidNumber:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
 
 
 class NewGraphForm(forms.Form):
@@ -60,7 +74,7 @@ class NewGraphForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text=f"One per line, {MIN_PERSONAS} to {MAX_PERSONAS}.",
     )
-    max_rounds = forms.IntegerField(
+    max_rounds = StrictIntegerField(
         label="Rounds",
         required=False,
         min_value=1,
@@ -215,10 +229,10 @@ class AgentForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="The tools the model may call.",
     )
-    max_steps = forms.IntegerField(
+    max_steps = StrictIntegerField(
         label="Budget: max steps", required=False, min_value=1, max_value=MAX_BUDGET
     )
-    max_tokens = forms.IntegerField(
+    max_tokens = StrictIntegerField(
         label="Budget: max tokens", required=False, min_value=1, max_value=MAX_BUDGET
     )
     replies = forms.CharField(

@@ -200,8 +200,9 @@ def _sqlite_path(netloc: str, path: str, base_dir: Path) -> str:
 def _sqlite_database(name: str) -> dict[str, Any]:
     # The web process and the run worker write at once: WAL and immediate transactions with a
     # busy timeout make concurrent writers queue instead of failing with "database is locked".
+    # editor.sqlite is Django's backend keeping the file and var/ private (editor.local_state).
     return {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": "editor.sqlite",
         "NAME": name,
         "OPTIONS": {
             "transaction_mode": "IMMEDIATE",
@@ -251,6 +252,10 @@ GATEHOUSE_MAX_NODES = env_int("GATEHOUSE_MAX_NODES", 10_000)
 GATEHOUSE_MAX_EDGES = env_int("GATEHOUSE_MAX_EDGES", 50_000)
 # The canvas: Graphviz's layout time limit in seconds, and the largest graph it is asked to draw.
 GATEHOUSE_GRAPHVIZ_TIMEOUT = env_int("GATEHOUSE_GRAPHVIZ_TIMEOUT", 5)
+# At most this many `dot` processes per web process; a view that finds them all busy waits at
+# most GATEHOUSE_GRAPHVIZ_WAIT seconds for one, then shows "busy, try again" (editor.rendering).
+GATEHOUSE_GRAPHVIZ_MAX_PROCESSES = env_int("GATEHOUSE_GRAPHVIZ_MAX_PROCESSES", 2)
+GATEHOUSE_GRAPHVIZ_WAIT = env_int("GATEHOUSE_GRAPHVIZ_WAIT", 2, minimum=0)
 GATEHOUSE_DRAW_MAX_NODES = env_int("GATEHOUSE_DRAW_MAX_NODES", 500)
 GATEHOUSE_DRAW_MAX_EDGES = env_int("GATEHOUSE_DRAW_MAX_EDGES", 2000)
 # Django's own caps agree with ours: a form body, or an uploaded file, up to the cap is read

@@ -27,7 +27,19 @@ class CsrfFailed(Exception):
 
 
 class BearerToken(HttpBearer):
-    """``Authorization: Bearer <token>``: an API token a user created on the account page."""
+    """``Authorization: Bearer <token>``: an API token a user created on the account page.
+
+    Reads the header itself: ninja's ``HttpBearer`` logs a header of any other scheme whole, at
+    ERROR, when ``DEBUG`` is on — a real token under ``Token``, or a password under ``Basic``,
+    would land in the log. Any other scheme is simply no token (``401`` unless a session
+    signs the request), and nothing of the header is logged.
+    """
+
+    def __call__(self, request: HttpRequest) -> Any | None:
+        scheme, _, token = request.headers.get(self.header, "").partition(" ")
+        if scheme.lower() != self.openapi_scheme or not token:
+            return None
+        return self.authenticate(request, token)
 
     def authenticate(self, request: HttpRequest, token: str) -> Any | None:
         return user_for_token(token.strip())

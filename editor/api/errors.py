@@ -26,6 +26,7 @@ from editor.api.auth import CsrfFailed
 from editor.api.schemas import ErrorOut
 from editor.services.errors import (
     AlreadyFinished,
+    InputTooLarge,
     InvalidAgent,
     InvalidGraph,
     InvalidRequest,
@@ -56,6 +57,7 @@ BODY_PARAMETER = "payload"
 SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     NotAllowed: (403, "forbidden"),
     InvalidRequest: (400, "bad_request"),
+    InputTooLarge: (413, "payload_too_large"),
     InvalidGraph: (400, "invalid_graph"),
     InvalidAgent: (400, "invalid_agent"),
     UnknownGraph: (404, "unknown_graph"),

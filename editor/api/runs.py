@@ -33,13 +33,14 @@ router = Router(tags=["runs"])
 
 @router.post(
     "/graph-runs",
-    response={201: RunCreatedOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut},
+    response={201: RunCreatedOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut},
     summary="Start a run",
 )
 def start_run(request: HttpRequest, payload: RunIn) -> Status[dict[str, Any]]:
     """Start a run of a stored graph; a worker drives it. `404` with the first resolution
     error's code (`unknown_tool`, …) and every one in `details.errors` when a name the graph
-    uses is not registered here; nothing is created then."""
+    uses is not registered here; `413 payload_too_large` when the input would make the run's
+    first event larger than the event cap. Nothing is created then."""
     run = runs.start_run(request.auth, payload.graph_hash, payload.input, payload.labels)
     return Status(201, {"run": run.run, "status": run.state})
 

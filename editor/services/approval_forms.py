@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from editor.graph import JsonError, read_json
+from editor.graph.jsonio import I64_MIN, U64_MAX
 from editor.services.approval_rules import (
     NO_CONSTRAINTS,
     Constraints,
@@ -38,6 +40,8 @@ from editor.services.approval_rules import (
     decision_labels,
     ordered_keys,
 )
+from editor.services.numbers import InvalidNumber, strict_int
+from editor.services.storable import NUL, nul_path
 
 __all__ = [
     "COMMENT",
@@ -58,6 +62,10 @@ COMMENT = "comment"
 
 #: Strings at least this long (``maxLength``) get a text area (the reference's threshold).
 LONG_TEXT = 200
+
+#: What a number field may hold: decimal ASCII, as a browser's number input sends it.
+_NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_NUL_MESSAGE = "This cannot contain the NUL character (U+0000)."
 
 _REQUIRED = re.compile(r"^'(?P<key>(?:[^'\\]|\\.)*)' is a required property$")
 
@@ -286,19 +294,32 @@ def approval_form(schema: Any, value: Any) -> ApprovalForm:
 
 
 def _number(text: str, integer: bool) -> int | float | None:
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        number = float(text)
-    except ValueError:
+    # Decimal ASCII only: int() and float() also read "١٢", "1_000", "nan" and "inf".
+    if _NUMBER.fullmatch(text) is None:
         return None
+    try:
+        return strict_int(text, "number", minimum=I64_MIN, maximum=U64_MAX)
+    except InvalidNumber:
+        pass
+    number = float(text)
     if not math.isfinite(number):
         return None
     if integer and number.is_integer():
         return int(number)
     return number
+
+
+def _json_value(text: str, key: str, problem: FormProblem) -> Any:
+    """JSON typed by a person, read strictly (no NaN, no repeated keys, nothing unstorable)."""
+    try:
+        value = read_json(text)
+    except JsonError as error:
+        problem.errors[key] = [f"This is not valid JSON: {error}."]
+        return None
+    if nul_path(value) is not None:
+        problem.errors[key] = [_NUL_MESSAGE]
+        return None
+    return value
 
 
 def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
@@ -312,11 +333,8 @@ def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
         if not text:
             problem.errors[FALLBACK] = ["Enter the approval as JSON."]
             return None, problem
-        try:
-            return json.loads(text), problem
-        except ValueError as error:
-            problem.errors[FALLBACK] = [f"This is not valid JSON: {error}."]
-            return None, problem
+        value = _json_value(text, FALLBACK, problem)
+        return (None if problem else value), problem
     result: dict[str, Any] = {}
     for key, sub, required, kind in layout:
         name = field_name(key)
@@ -343,10 +361,10 @@ def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
             continue
         if kind == "select":
             enum = sub["enum"]
-            if not text.isdigit() or int(text) >= len(enum):
+            try:
+                result[key] = enum[strict_int(text, key, maximum=len(enum) - 1)]
+            except InvalidNumber:
                 problem.errors[key] = ["Choose one of the options."]
-                continue
-            result[key] = enum[int(text)]
         elif kind == "number":
             number = _number(text, _type_of(sub) == "integer")
             if number is None:
@@ -354,10 +372,11 @@ def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
                 continue
             result[key] = number
         elif kind == "json":
-            try:
-                result[key] = json.loads(text)
-            except ValueError as error:
-                problem.errors[key] = [f"This is not valid JSON: {error}."]
+            value = _json_value(text, key, problem)
+            if key not in problem.errors:
+                result[key] = value
+        elif NUL in text:
+            problem.errors[key] = [_NUL_MESSAGE]
         else:
             result[key] = text
     return result, problem

@@ -66,7 +66,9 @@ def canvas_source(
 def render(source: CanvasSource) -> DrawnCanvas:
     """Lay ``source`` out (or take it from the cache)."""
     canvas: Canvas = render_svg(source.source, nodes=source.nodes, edges=source.edges)
-    return DrawnCanvas(canvas.svg, canvas.problem, source.nodes, source.edges, source.key)
+    # A canvas not drawn because dot was busy has no key: the page asks for it again.
+    key = "" if canvas.busy else source.key
+    return DrawnCanvas(canvas.svg, canvas.problem, source.nodes, source.edges, key)
 
 
 def draw(

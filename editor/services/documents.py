@@ -263,7 +263,11 @@ def list_documents(
     documents = Document.objects.select_related("draft").order_by("-updated_at", "-id")
     if search.strip():
         term = search.strip()
-        documents = documents.filter(Q(title__icontains=term) | Q(slug__icontains=term))
+        if len(term) > MAX_TITLE_LENGTH or NUL in term:
+            # No title or slug holds it; and SQLite refuses a LIKE pattern of a megabyte.
+            documents = documents.none()
+        else:
+            documents = documents.filter(Q(title__icontains=term) | Q(slug__icontains=term))
     if cursor is not None:
         updated, pk = decode_cursor(cursor, (str, int))
         try:

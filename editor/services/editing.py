@@ -33,6 +33,7 @@ from editor.services.canvas import CanvasSource, DrawnCanvas, canvas_source, ren
 from editor.services.errors import StaleDraft
 from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
+from editor.services.numbers import U32_MAX, InvalidNumber, strict_int
 
 __all__ = [
     "Draft",
@@ -370,7 +371,6 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
 }
 _OPTIONAL_TEXT = {"name", "prompt", "on"}
 _JSON_FIELDS = {"input_schema", "output_schema", "approval_schema", "accumulator_schema", "input"}
-_U32 = 4294967295
 
 
 class FormProblems(Exception):
@@ -390,11 +390,11 @@ def _read_json_field(text: str, name: str, problems: dict[str, str]) -> Any:
 
 
 def _u32(text: str, name: str, problems: dict[str, str]) -> int | None:
-    text = text.strip()
-    if not text.lstrip("-").isdigit() or not 0 <= int(text) <= _U32:
-        problems[name] = "a whole number from 0 to 4294967295"
+    try:
+        return strict_int(text.strip(), name, maximum=U32_MAX)
+    except InvalidNumber as error:
+        problems[name] = error.expected
         return None
-    return int(text)
 
 
 def payload_from_form(kind: str, data: Any) -> dict[str, Any]:
@@ -426,7 +426,7 @@ def payload_from_form(kind: str, data: Any) -> dict[str, Any]:
         elif name in ("concurrency", "max_iterations"):
             payload[name] = _u32(raw, name, problems)
         elif name == "cases":
-            payload[name] = _cases(data)
+            payload[name] = _cases(data, problems)
         elif name == "body":
             payload[name] = _body(data, problems)
         elif name == "join":
@@ -444,9 +444,13 @@ def payload_from_form(kind: str, data: Any) -> dict[str, Any]:
     return payload
 
 
-def _cases(data: Any) -> list[dict[str, Any]]:
-    raw_count = str(data.get("case_count", "0"))
-    count = int(raw_count) if raw_count.isdigit() else 0
+def _cases(data: Any, problems: dict[str, str]) -> list[dict[str, Any]]:
+    try:
+        # The form posts a name for every case it counts: never more cases than fields.
+        count = strict_int(str(data.get("case_count", "0")), "case_count", maximum=len(data))
+    except InvalidNumber as error:
+        problems["cases"] = str(error)
+        return []
     remove = data.get("remove_case")
     cases = []
     for index in range(count):

@@ -11,6 +11,7 @@ from typing import Any
 
 __all__ = [
     "AlreadyFinished",
+    "InputTooLarge",
     "InvalidAgent",
     "InvalidCursor",
     "InvalidGraph",
@@ -59,6 +60,22 @@ class InvalidRequest(ServiceError):
 
     def details(self) -> dict[str, Any] | None:
         return {"field": self.field} if self.field else None
+
+
+class InputTooLarge(InvalidRequest):
+    """A run's input whose first event (``GraphRunStarted``) would pass the event cap."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"the input is too large: the run's first event would be {size} bytes, over the "
+            f"limit of {limit} bytes (GATEHOUSE_EVENT_MAX_BYTES)",
+            "input",
+        )
+        self.size = size
+        self.limit = limit
+
+    def details(self) -> dict[str, Any]:
+        return {"field": "input", "limit": self.limit, "size": self.size}
 
 
 class InvalidCursor(InvalidRequest):

@@ -7,6 +7,7 @@ listing and exporting need only a signed-in user; storing needs the *authors* ro
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -29,10 +30,11 @@ from editor.graph import (
 from editor.models import FrozenGraph
 from editor.services.access import can_author
 from editor.services.errors import InvalidGraph, InvalidRequest, NotAllowed, UnknownGraph
-from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, encode_cursor
 from editor.services.storable import nul_path
 
 __all__ = [
+    "PAGE_MAX_BYTES",
     "StoredGraph",
     "check_graph",
     "export_graph",
@@ -47,6 +49,11 @@ __all__ = [
 ]
 
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
+
+#: A page of ``GET /v1/graphs?limit=`` stops before its summaries pass this many bytes of JSON
+#: (it always holds one graph): ``limit`` counts graphs, and one graph whose nodes are all
+#: entries and terminals has a summary of megabytes.
+PAGE_MAX_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +176,8 @@ def list_graphs(*, cursor: str | None = None, limit: int | None = None) -> Page[
     """Stored graphs sorted by hash, with their summaries.
 
     Without ``cursor`` and ``limit`` every graph is listed (the reference's shape);
-    otherwise a page of ``limit`` (default 50).
+    otherwise a page of ``limit`` (default 50), shorter when its summaries would pass
+    :data:`PAGE_MAX_BYTES`.
     """
     rows = FrozenGraph.objects.order_by("hash").values_list("hash", "summary")
     if cursor is not None:
@@ -178,8 +186,17 @@ def list_graphs(*, cursor: str | None = None, limit: int | None = None) -> Page[
     if cursor is None and limit is None:
         return Page([_summary(digest, summary) for digest, summary in rows], None)
     size = limit or DEFAULT_LIMIT
-    items = [_summary(digest, summary) for digest, summary in rows[: size + 1]]
-    return page_of(items, size, lambda item: [item["graph"]])
+    items: list[dict[str, Any]] = []
+    used = 0
+    # A few rows at a time: one summary of a wide graph is megabytes (every node an entry).
+    for digest, summary in rows[: size + 1].iterator(chunk_size=8):
+        item = _summary(digest, summary)
+        cost = len(json.dumps(item))
+        if len(items) == size or (items and used + cost > PAGE_MAX_BYTES):
+            return Page(items, encode_cursor([items[-1]["graph"]]))
+        items.append(item)
+        used += cost
+    return Page(items, None)
 
 
 def _summary(digest: str, summary: dict[str, Any]) -> dict[str, Any]:

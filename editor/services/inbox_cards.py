@@ -15,13 +15,16 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from editor.graph import JsonError, read_json
 from editor.services import approval_forms, inbox, inbox_log, runs
 from editor.services.approval_forms import ApprovalForm
 from editor.services.approval_widgets import decision_html, field_html
-from editor.services.errors import InvalidResume, NotAllowed, NotSuspended
+from editor.services.errors import InvalidRequest, InvalidResume, NotAllowed, NotSuspended
 from editor.services.inbox import InboxItem
 from editor.services.inbox_log import Decision
+from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
 from editor.services.rich_text import markdown_html
+from editor.services.storable import nul_path
 from editor.services.value_view import value_html
 
 __all__ = ["Card", "card", "cards", "resolve_card"]
@@ -101,14 +104,38 @@ def cards(user: Any, items: list[InboxItem]) -> list[Card]:
     return [card(user, item, may_resolve=allowed[item.kind]) for item in items]
 
 
-def _scope(text: str) -> Any:
+#: A scope names the map items and fold passes a gate waits inside: never this deep.
+_MAX_SCOPE_DEPTH = 64
+_SCOPE_EXPECTED = "`scope` must be a JSON list of [node id, index] pairs"
+
+
+def _scope(text: str) -> list[list[Any]] | None:
+    """A card's ``scope`` field: what the card was drawn with, checked before it is used.
+
+    Raises :class:`InvalidRequest` for anything but a list of ``[node id, index]`` pairs."""
     if not text:
         return None
     try:
-        scope = json.loads(text)
-    except ValueError:
-        return None
-    return scope if isinstance(scope, list) else None
+        scope = read_json(text)
+    except JsonError:
+        raise InvalidRequest(_SCOPE_EXPECTED, "scope") from None
+    if not isinstance(scope, list) or len(scope) > _MAX_SCOPE_DEPTH:
+        raise InvalidRequest(_SCOPE_EXPECTED, "scope")
+    for pair in scope:
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not isinstance(pair[0], str)
+            or type(pair[1]) is not int
+            or not 0 <= pair[1] <= INT64_MAX
+        ):
+            raise InvalidRequest(_SCOPE_EXPECTED, "scope")
+    return scope or None
+
+
+def _seq(text: str) -> int | None:
+    """A card's ``seq`` field (the log position it was drawn at), when it has one."""
+    return strict_int(text, "seq") if text else None
 
 
 def _gate_input(item: InboxItem, post: Any, base: Card) -> tuple[Any, Card | None]:
@@ -122,9 +149,11 @@ def _gate_input(item: InboxItem, post: Any, base: Card) -> tuple[Any, Card | Non
 
 def _budget_input(post: Any, base: Card) -> tuple[Any, Card | None]:
     text = str(post.get("limit", "")).strip()
-    if not text.isdigit():
-        return None, _replace(base, limit_text=text, errors={"limit": ["Enter a whole number."]})
-    return {"limit": int(text)}, None
+    try:
+        return {"limit": strict_int(text, "limit", minimum=1)}, None
+    except InvalidNumber as error:
+        message = f"Enter {error.expected}."
+        return None, _replace(base, limit_text=text, errors={"limit": [message]})
 
 
 def _reconciliation_input(post: Any, base: Card) -> tuple[Any, Card | None]:
@@ -132,11 +161,15 @@ def _reconciliation_input(post: Any, base: Card) -> tuple[Any, Card | None]:
         return {"retry": True}, None
     text = str(post.get("output", ""))
     try:
-        return {"output": json.loads(text)}, None
-    except ValueError as error:
+        output = read_json(text)
+    except JsonError as error:
         return None, _replace(
             base, output_text=text, errors={"output": [f"This is not valid JSON: {error}."]}
         )
+    if nul_path(output) is not None:
+        message = "This cannot contain the NUL character (U+0000)."
+        return None, _replace(base, output_text=text, errors={"output": [message]})
+    return {"output": output}, None
 
 
 def _comment(item: InboxItem, form: ApprovalForm | None, value: Any, post: Any) -> str:
@@ -170,13 +203,14 @@ def _with_violations(base: Card, item: InboxItem, post: Any, violations: list[di
 def resolve_card(user: Any, run_id: str, post: Any) -> Card:
     """Resolve the item a submitted card names (``node``, ``scope``, ``seq`` in ``post``).
 
-    Raises :class:`NotAllowed` when ``user`` may not resolve it, and :class:`UnknownRun`."""
+    Raises :class:`NotAllowed` when ``user`` may not resolve it, :class:`UnknownRun`, and
+    :class:`InvalidRequest` when ``scope`` or ``seq`` is not what a card sends."""
     node = str(post.get("node", "")) or None
     scope = _scope(str(post.get("scope", "")))
-    seq = str(post.get("seq", ""))
-    card_id = f"card-{run_id}-{seq}" if seq.isdigit() else f"card-{run_id}"
+    seq = _seq(str(post.get("seq", "")))
+    card_id = f"card-{run_id}-{seq}" if seq is not None else f"card-{run_id}"
     item = inbox.pending_item(run_id, node, scope)
-    if item is None or (seq.isdigit() and item.seq != int(seq)):
+    if item is None or (seq is not None and item.seq != seq):
         return _taken(user, run_id, node, scope, card_id)
     if not inbox.may_resolve(user, item.kind):
         raise NotAllowed()
@@ -199,6 +233,8 @@ def resolve_card(user: Any, run_id: str, post: Any) -> Card:
         runs.resume(user, run_id, body)
     except InvalidResume as error:
         return _with_violations(base, item, post, error.violations)
+    except InvalidRequest as error:  # a value no database may store (a NUL in the comment)
+        return _with_violations(base, item, post, [{"path": "$", "message": f"{error}."}])
     except NotSuspended as error:
         return Card(card_id, item=item, taken_by=error.resolved_by, taken_at=error.resolved_at)
     return Card(card_id, item=item, receipt=inbox_log.resolution_of(run_id, item.node, item.scope))

@@ -32,6 +32,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from editor.models import Version
 from editor.services.errors import InvalidRequest
+from editor.services.storable import NUL
 
 __all__ = ["NO_FILTER", "InboxFilter", "document_graphs", "read_filter"]
 
@@ -128,6 +129,8 @@ def read_filter(params: Mapping[str, Any]) -> InboxFilter:
             continue
         if len(text) > _MAX_LENGTH.get(name, 10):
             raise InvalidRequest(f"`{name}` is too long", name)
+        if NUL in text:  # no database column may hold it (PostgreSQL refuses the query)
+            raise InvalidRequest(f"`{name}` cannot contain the NUL character (U+0000)", name)
         values[name] = text
     since = _day("from", values["from"]) if "from" in values else None
     until = _day("to", values["to"]) if "to" in values else None

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -39,6 +41,7 @@ from editor.models import Document, Run, RunEvent
 from editor.services.access import can_approve, can_operate
 from editor.services.errors import (
     AlreadyFinished,
+    InputTooLarge,
     InvalidCursor,
     InvalidRequest,
     InvalidResume,
@@ -49,10 +52,10 @@ from editor.services.errors import (
     UnknownDocument,
     UnknownRun,
 )
-from editor.services.graphs import load_graph, validate_graph_document
+from editor.services.graphs import is_graph_hash, load_graph, validate_graph_document
 from editor.services.installation import installation
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
-from editor.services.storable import nul_path
+from editor.services.storable import check_storable, nul_path
 from editor.store import OrmRunStore, envelope_of
 from editor.tasks import enqueue_run
 
@@ -202,7 +205,8 @@ def list_runs(
             raise InvalidRequest(f"`status` must be one of: {states}", "status")
         runs = runs.filter(state=status)
     if graph:
-        runs = runs.filter(graph_id=graph)
+        # Text that is not a graph's hash names none (and a NUL would fail on PostgreSQL).
+        runs = runs.filter(graph_id=graph) if is_graph_hash(graph) else runs.none()
     if cursor is not None:
         created, key = decode_cursor(cursor, (str, str))
         try:
@@ -294,6 +298,7 @@ def start_run(
             f"the input cannot contain NUL (U+0000) characters (at `{where or '$'}`)", "input"
         )
     graph = load_graph(graph_hash)  # UnknownGraph
+    _check_start_size(graph_hash, input, checked_labels)
     problems = resolve_names(graph, installation())
     if problems:
         raise NotRunnable(list(problems))
@@ -319,6 +324,16 @@ def start_run(
         enqueue_run(run_id)
         started = _info(Run.objects.select_related("document").get(pk=run.pk))
     return started
+
+
+def _check_start_size(graph_hash: str, input: Any, labels: dict[str, str]) -> None:
+    """The input's own cap, checked now rather than when a worker writes past it: the
+    ``GraphRunStarted`` event must fit ``GATEHOUSE_EVENT_MAX_BYTES`` like every event."""
+    limit = settings.GATEHOUSE_EVENT_MAX_BYTES
+    payload = start_event("", graph_hash, input, labels or None, timezone.now()).payload
+    size = len(orjson.dumps(payload))
+    if size > limit:
+        raise InputTooLarge(size, limit)
 
 
 def validate_runnable(data: bytes | str) -> dict[str, Any]:
@@ -372,6 +387,7 @@ def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
     at the log's next position, so when two people resolve the same suspension together the
     database lets one in and the other learns who resolved it and when (:class:`NotSuspended`).
     """
+    check_storable(body)
     run = _run(run_id)
     record = _record(run)
     _check_resolver(user, _pending_item(run_status(record.events), body))
@@ -411,6 +427,7 @@ def abandon(user: Any, run_id: str, reason: str | None = None) -> AbandonOutcome
     the longer log (a bounded number of times)."""
     if not can_operate(user):
         raise NotAllowed()
+    check_storable({"reason": reason})
     run = _run(run_id)
     for _attempt in range(_ABANDON_ATTEMPTS):
         record = _record(run)

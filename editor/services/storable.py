@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NUL", "nul_path"]
+from editor.services.errors import InvalidRequest
+
+__all__ = ["NUL", "check_storable", "nul_path"]
 
 NUL = "\x00"
 
@@ -32,3 +34,13 @@ def nul_path(value: Any, path: str = "") -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def check_storable(value: Any) -> None:
+    """Refuse a request body (a JSON object) that holds a NUL anywhere, naming where.
+
+    Raises :class:`InvalidRequest` whose ``field`` is the body's top-level key."""
+    where = nul_path(value)
+    if where is not None:
+        field = where.split(".", 1)[0].split("[", 1)[0] or None
+        raise InvalidRequest(f"`{where or '$'}` cannot contain the NUL character (U+0000)", field)

@@ -41,6 +41,7 @@ from editor.services.errors import (
     StaleDraft,
     UnknownDocument,
 )
+from editor.services.numbers import InvalidNumber, strict_int
 
 PAGE = "editor/page.html"
 #: Form fields that are bookkeeping, not part of the change a person made.
@@ -63,8 +64,10 @@ def _open(request: HttpRequest, slug: str) -> Draft:
 
 
 def _revision(request: HttpRequest) -> int | None:
-    raw = request.POST.get("revision", "")
-    return int(raw) if raw.isdigit() else None
+    try:
+        return strict_int(request.POST.get("revision", ""), "revision")
+    except InvalidNumber:
+        return None
 
 
 def _pretty(value: Any) -> str:
@@ -305,6 +308,8 @@ def _guarded(view: Any) -> Any:
             return view(request, draft)
         except NotAllowed:
             return HttpResponse("Only authors may edit graphs.", status=403)
+        except InvalidRequest as error:  # a value no form sends (a NUL in the draft's text)
+            return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
 
     wrapped.__name__ = view.__name__
     wrapped.__doc__ = view.__doc__
@@ -410,7 +415,10 @@ def new_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
 def remove_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Delete edge** (by its place in the edge list)."""
     raw = request.POST.get("edge", "")
-    index = int(raw) if raw.isdigit() else -1
+    try:
+        index = strict_int(raw, "edge")
+    except InvalidNumber:
+        index = -1  # refused by the edit as "there is no edge number 0"
     result = editing.apply_edit(
         request.user,
         draft,

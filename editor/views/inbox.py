@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -87,6 +87,9 @@ def resolve(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         raise PermissionDenied(NOT_ALLOWED) from None
     except UnknownRun:
         raise Http404("No run has this id.") from None
+    except InvalidRequest as error:
+        # Only a crafted post gets here: a card always sends the scope and seq it was drawn with.
+        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
     if request.htmx:
         return render(request, "inbox/page.html#card", {"card": card})
     return render(request, "inbox/resolve.html", {"card": card})

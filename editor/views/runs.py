@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -31,6 +31,7 @@ from editor.services.errors import (
     UnknownGraph,
     UnknownRun,
 )
+from editor.services.numbers import InvalidNumber, strict_int
 from editor.views.graphs import is_fragment_request
 
 
@@ -65,7 +66,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 def _seen(request: HttpRequest) -> int | None:
     value = request.GET.get("seen", "")
-    return int(value) if value.isdigit() else None
+    return strict_int(value, "seen") if value else None
 
 
 @require_safe
@@ -76,6 +77,8 @@ def run_page(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         page = run_pages.run_page(str(run_id), seen=_seen(request) if fragment else None)
     except UnknownRun:
         raise Http404("No run has this id.") from None
+    except InvalidNumber as error:
+        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
     if page is None:
         return HttpResponse(status=204)  # nothing new: htmx keeps what it shows, and polls on
     context = {"page": page, "run": page.run, "can_operate": can_operate(request.user)}
@@ -103,6 +106,8 @@ def abandon_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
             raise PermissionDenied("Abandoning runs needs the operators role.") from None
         except UnknownRun:
             raise Http404("No run has this id.") from None
+        except InvalidRequest:  # the one value a person types here
+            context["reason_error"] = "The reason cannot contain the NUL character (U+0000)."
         except (AlreadyFinished, RunBusy) as error:
             context["abandon_message"] = f"Not abandoned: {error}."
             context["live"] = isinstance(error, RunBusy)

@@ -57,7 +57,8 @@ def test_a_layout_that_runs_out_of_time_says_the_graph_is_too_large(settings):
     assert not canvas.drawn
     assert (
         canvas.problem
-        == "This graph is too large to draw here: laying it out took longer than 0.2 s."
+        == "This graph is too large to draw here: laying out its 500 nodes and 0 edges took "
+        "longer than 0.2 s."
     )
 
 

@@ -164,7 +164,7 @@ def test_the_default_database_is_sqlite_under_var(monkeypatch: pytest.MonkeyPatc
     values = read_settings(monkeypatch, **PRODUCTION)
 
     database = values["DATABASES"]["default"]
-    assert database["ENGINE"] == "django.db.backends.sqlite3"
+    assert database["ENGINE"] == "editor.sqlite"  # Django's, keeping the file private
     assert database["NAME"] == str(Path(settings.BASE_DIR) / "var" / "gatehouse.sqlite3")
     assert database["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert database["OPTIONS"]["timeout"] == 20

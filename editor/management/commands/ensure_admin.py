@@ -19,6 +19,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 from django.urls import reverse
 
+from editor.local_state import private_directory
+
 USERNAME = "admin"
 
 
@@ -68,7 +70,7 @@ class Command(BaseCommand):
 
 def _write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that only the owner can read it (mode 0600)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_directory(path.parent, what="the first user's password file")
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
         # The mode given to open() applies only to a new file; an old one keeps its own.

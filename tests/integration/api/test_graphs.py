@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.contrib.auth.models import User
 
 from editor.graph import parse_document, validate_document, wire_value
 from editor.models import FrozenGraph, ImmutableRecord
+from editor.services import graphs
 from tests.integration.api.callers import DANGLING, GRAPH, Caller, error_of, graph_with
 
 pytestmark = pytest.mark.django_db
@@ -254,3 +256,38 @@ def test_a_frozen_graph_refuses_to_be_updated_or_deleted(api: Caller) -> None:
     with pytest.raises(ImmutableRecord):
         FrozenGraph.objects.all().delete()
     assert FrozenGraph.objects.get().summary["node_count"] == 2
+
+
+def wide_graph(prefix: str, nodes: int = 1500) -> dict[str, Any]:
+    """Nodes without edges: each is an entry and a terminal node, so its summary is large."""
+    return {
+        "schema_version": 1,
+        "nodes": [
+            {
+                "kind": "tool",
+                "payload": {"id": f"{prefix}-{index:04d}-" + "x" * 180, "tool": "echo"},
+            }
+            for index in range(nodes)
+        ],
+        "edges": [],
+    }
+
+
+def test_a_page_of_large_graphs_stops_at_the_byte_budget_and_the_cursor_leads_on(
+    api: Caller,
+) -> None:
+    hashes = sorted(post_graph(api, wide_graph(f"g{index}")) for index in range(4))
+
+    seen: list[str] = []
+    path = f"/v1/graphs?limit={len(hashes)}"
+    while path:
+        response = api.get(path)
+        assert response.status_code == 200
+        assert len(response.content) <= 2 * graphs.PAGE_MAX_BYTES  # one graph may pass it
+        body = response.json()
+        assert body["graphs"], "every page holds at least one graph"
+        assert len(body["graphs"]) < len(hashes)
+        seen += [item["graph"] for item in body["graphs"]]
+        path = body["next"] and f"/v1/graphs?limit={len(hashes)}&cursor={body['next']}"
+
+    assert seen == hashes
