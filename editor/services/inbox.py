@@ -370,6 +370,8 @@ def _parked_runs() -> Any:
 def _filtered(runs: Any, filters: InboxFilter) -> Any:
     """The parked runs that may hold an item ``filters`` keeps: the run-level parts exactly,
     the item-level ones through the events that opened items (re-checked on each item)."""
+    if filters.matches_nothing:
+        return runs.none()
     if filters.graph is not None:
         runs = runs.filter(graph_id=filters.graph)
     if filters.document is not None:

@@ -58,6 +58,13 @@ class InboxFilter:
         return any(getattr(self, part.name) is not None for part in fields(self))
 
     @property
+    def matches_nothing(self) -> bool:
+        """Whether a part holds a NUL: nothing stored can match it, and PostgreSQL refuses
+        a query that holds one, so the filter keeps nothing without asking the database."""
+        texts = (self.graph, self.document, self.node, self.person, self.search)
+        return any(text is not None and NUL in text for text in texts)
+
+    @property
     def item_level(self) -> bool:
         """Whether the filter looks inside a run's items (not only at the run)."""
         return any(value is not None for value in (self.node, self.since, self.until, self.search))
@@ -129,8 +136,6 @@ def read_filter(params: Mapping[str, Any]) -> InboxFilter:
             continue
         if len(text) > _MAX_LENGTH.get(name, 10):
             raise InvalidRequest(f"`{name}` is too long", name)
-        if NUL in text:  # no database column may hold it (PostgreSQL refuses the query)
-            raise InvalidRequest(f"`{name}` cannot contain the NUL character (U+0000)", name)
         values[name] = text
     since = _day("from", values["from"]) if "from" in values else None
     until = _day("to", values["to"]) if "to" in values else None

@@ -88,6 +88,8 @@ def _decision_input(kind: str, payload: dict[str, Any]) -> Any:
 
 
 def _filtered(rows: Any, filters: InboxFilter) -> Any:
+    if filters.matches_nothing:
+        return rows.none()
     if filters.graph is not None:
         rows = rows.filter(run__graph_id=filters.graph)
     if filters.document is not None:

@@ -114,7 +114,7 @@ def test_a_card_refuses_nul_typed_into_a_field(
 
     response = browser(approver).post(
         f"/inbox/{run_id}/resolve/",
-        {"node": "review", "seq": pending_seq(run_id), "field-approved": "on", **fields},
+        {"node": "review", "seq": pending_seq(run_id), "field-approved": "true", **fields},
         headers=HTMX,
     )
 
