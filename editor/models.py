@@ -223,6 +223,14 @@ class Run(models.Model):
     #: The worker driving the run, and until when its claim holds (spec 04, Durability).
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    #: Running totals of the log, kept by each append (``editor.engine.summary``) so that a
+    #: list of runs reads them from the row: when its first and last events were recorded,
+    #: how many model calls it asked for, and the tokens their completions reported.
+    first_recorded_at = models.CharField(max_length=32, blank=True)
+    last_recorded_at = models.CharField(max_length=32, blank=True)
+    step_count = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(
