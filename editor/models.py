@@ -161,6 +161,10 @@ class AgentDefinition(models.Model):
     name = models.CharField(max_length=64, blank=True)
     #: The definition without its name (what the hash is computed over).
     definition = models.JSONField()
+    #: How it was first posted: ``json``, or ``toml`` (the reference's agent file, kept as
+    #: ``source``).
+    format = models.CharField(max_length=8, default="json")
+    source = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(

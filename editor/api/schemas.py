@@ -244,11 +244,17 @@ class AgentCreatedOut(Schema):
     created: bool
 
 
-class AgentOut(Schema):
+class AgentOut(_OmitNone):
+    _omitted_when_none = frozenset({"source"})
+
     agent: str
     name: str | None
+    #: ``json`` or ``toml``: how the definition was first posted.
+    format: str
     #: The hashed form of the definition: no name, defaults written out.
     definition: dict[str, Any]
+    #: The reference's agent file as it was posted (TOML only).
+    source: str | None = None
 
 
 class AgentListOut(Schema):

@@ -71,6 +71,7 @@ def test_a_definition_is_answered_with_its_name_and_hashed_form(api: Caller) -> 
     assert body == {
         "agent": digest,
         "name": "Researcher",
+        "format": "json",
         "definition": {
             "model": "echo",
             "prompt": "Find sources.",
