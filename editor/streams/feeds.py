@@ -15,6 +15,7 @@ Each stream is a *feed* (what to send next, read from the database in one short 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -30,6 +31,8 @@ from editor.services.errors import UnknownRun
 from editor.streams.hub import Waiter, hub, in_thread
 
 __all__ = ["PageUpdates", "RunEvents", "streaming_response"]
+
+logger = logging.getLogger(__name__)
 
 KEEPALIVE = b": keep-alive\n\n"
 #: Under WSGI a stream writes at least this often, to notice a client that went away.
@@ -145,6 +148,9 @@ async def serve_async(feed: Feed) -> AsyncIterator[bytes]:
             except DatabaseError:
                 await asyncio.sleep(RETRY_SECONDS)
                 frames = []
+            except Exception:
+                logger.exception("stream of %s ended by an unexpected error", feed.run or "a page")
+                return
             if frames:
                 yield b"".join(frames)
                 written = time.monotonic()
@@ -181,6 +187,10 @@ def serve_sync(feed: Feed) -> Iterator[bytes]:
         except DatabaseError:
             frames = []
             time.sleep(RETRY_SECONDS)
+        except Exception:
+            # The stream ends; its client reconnects. A development server must not die of it.
+            logger.exception("stream of %s ended by an unexpected error", feed.run or "a page")
+            return
         if frames:
             yield b"".join(frames)
             written = time.monotonic()

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connections
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import (
     Browser,
@@ -40,6 +41,8 @@ _WATCH_PAGE = """
 (() => {
   window.__htmxInFlight = 0;
   window.__htmxSettles = 0;
+  window.__streamsOpened = 0;
+  document.addEventListener('htmx:sseOpen', () => { window.__streamsOpened += 1; });
   document.addEventListener('htmx:beforeRequest', () => { window.__htmxInFlight += 1; });
   document.addEventListener('htmx:afterRequest', () => {
     window.__htmxInFlight = Math.max(0, window.__htmxInFlight - 1);
@@ -65,6 +68,23 @@ def _allow_orm_beside_playwright() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         yield
+
+
+@pytest.fixture(autouse=True, scope="package")
+def _streams_outlive_tests() -> Iterator[None]:
+    """A page's event stream (``/live/``) is a request that lasts as long as the page: under the
+    live server (WSGI) it holds a thread that polls until its next write finds the browser
+    gone, which may be after the test has given up the database. Such a stream then ends on the
+    refused query; the signals would still check the (shared, in-memory) connection once the
+    response closes, which the test database refuses too, so they are not connected here: the
+    live server's requests share the test's one connection, and never close it anyway."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
