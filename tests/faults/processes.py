@@ -279,11 +279,13 @@ class Processes:
         return process
 
     def server(self, workers: int = 2, env: dict[str, str] | None = None) -> Server:
-        """gunicorn with ``workers`` sync workers; ``env`` adds to the environment."""
+        """gunicorn with ``workers`` uvicorn workers, as the image serves the app; ``env`` adds
+        to the environment."""
         port = free_port()
         process, log = self._start(
             "gunicorn",
-            [PYTHON, "-m", "gunicorn", "editor.wsgi:application", "--bind", f"{HOST}:{port}",
+            [PYTHON, "-m", "gunicorn", "editor.asgi:application",
+             "--worker-class", "editor.server.UvicornWorker", "--bind", f"{HOST}:{port}",
              "--workers", str(workers), "--timeout", "60", "--graceful-timeout", "5",
              "--no-control-socket"],
             env,
