@@ -107,10 +107,14 @@ run: setup var/dev-secret-key
 	@$(DEV_ENV) $(PY) manage.py migrate --no-input --verbosity 0
 	@$(DEV_ENV) $(PY) manage.py ensure_admin --base-url http://127.0.0.1:$(PORT)
 	@$(DEV_ENV) $(PY) manage.py load_demo
-	@# A run worker beside the web server; Ctrl-C (or the server stopping) stops both.
+	@# A run worker beside the web server; Ctrl-C (or the server stopping) stops both. The server
+	@# is uvicorn, the ASGI server production runs inside gunicorn (docs/operations.md), so event
+	@# streams behave here as they do there; it restarts when Python code or a template changes.
 	@$(DEV_ENV) $(PY) manage.py db_worker --no-reload & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT INT TERM; \
-	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
+	$(DEV_ENV) $(PY) -m uvicorn editor.asgi:application --host 127.0.0.1 --port $(PORT) \
+		--reload --reload-dir editor --reload-dir templates --reload-include '*.html' \
+		--timeout-graceful-shutdown 1
 
 test: setup-dev lint
 	$(VENV)/bin/pytest -q
