@@ -12,7 +12,8 @@ for a person for the pages' navigation bar.
   every run some stream watches, whatever their number.
 
 There is one hub per event loop (a uvicorn worker has one); it starts with its first stream
-and stops a while after its last. Database work runs on the loop's default thread pool.
+and stops a while after its last. The streams' reads run on the hub's few threads
+(:data:`THREADS`), each with its own connection, never on the thread of the sync views.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import asyncio
 import contextlib
 import functools
 import logging
+import threading
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
@@ -46,13 +49,17 @@ RECOUNT_SECONDS = 0.25
 RELISTEN_SECONDS = 2.0
 
 
+#: Threads of a hub for its streams' database reads (each keeps its own connection).
+THREADS = 4
+
+
 async def in_thread[T](func: Callable[..., T], *args: Any) -> T:
-    """Run ``func(*args)`` on the loop's thread pool (never the thread of the sync views).
+    """Run ``func(*args)`` on the hub's threads (never the thread of the sync views).
 
     A connection that failed is closed there, so the next call on that thread opens a new one
     (the database may have restarted)."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(None, functools.partial(_guarded, func, args))
+    return await loop.run_in_executor(hub().threads, functools.partial(_guarded, func, args))
 
 
 def _guarded[T](func: Callable[..., T], args: tuple[Any, ...]) -> T:
@@ -93,6 +100,7 @@ class Hub:
     """Wakes the streams of one event loop (module docstring)."""
 
     def __init__(self) -> None:
+        self.threads = ThreadPoolExecutor(THREADS, thread_name_prefix="stream-reads")
         self.runs: dict[str, set[Waiter]] = {}
         self.counting: set[Waiter] = set()
         #: The count of runs waiting for a person, as last read (``None``: not read yet).
@@ -228,9 +236,25 @@ def hub() -> Hub:
 
 
 async def shut_down() -> None:
-    """Stop the running loop's hub (the server is shutting down)."""
-    found = _hubs.pop(asyncio.get_running_loop(), None)
-    if found is not None and found._task is not None:
+    """Stop the running loop's hub (the server is shutting down): its listening connection and
+    the connections of its threads are closed."""
+    loop = asyncio.get_running_loop()
+    found = _hubs.pop(loop, None)
+    if found is None:
+        return
+    if found._task is not None:
         found._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await found._task
+    # One call per thread, held at a barrier so that each thread takes exactly one.
+    barrier = threading.Barrier(THREADS)
+
+    def close_connections() -> None:
+        connections.close_all()
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait(timeout=5)
+
+    await asyncio.gather(
+        *(loop.run_in_executor(found.threads, close_connections) for _ in range(THREADS))
+    )
+    found.threads.shutdown(wait=False)
