@@ -10,6 +10,7 @@ at all (``editor.streams``). The process's database connection lives on that thr
 reused from request to request (``CONN_MAX_AGE``).
 """
 
+import asyncio
 import os
 from typing import Any
 
@@ -32,7 +33,12 @@ class Handler(ASGIHandler):
             return
         if scope["type"] != "http":
             raise ValueError(f"Gatehouse serves HTTP only, not {scope['type']}")
-        await self.handle(scope, receive, send)
+        try:
+            await self.handle(scope, receive, send)
+        except asyncio.CancelledError:
+            # The server is stopping and ends the streams still open after its grace period
+            # (editor.server); their clients reconnect. Not a failure of the request.
+            return
 
 
 async def _lifespan(receive: Any, send: Any) -> None:
