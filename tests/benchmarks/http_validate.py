@@ -4,9 +4,9 @@ Starts gunicorn as the image does (2 uvicorn workers, ``DEBUG=false``) on a free
 with a throwaway SQLite database in a temporary directory, creates a user and an API token, and
 POSTs a valid 100-node document with the token, after a short warm-up, in two bounded passes
 under a time cap each: one connection (latency without queueing) and 8 client threads with one
-``http.client`` connection each (throughput). Prints requests/s, latency percentiles and the error count of
-each, the median of ``validate_document`` on the same bytes in this process, and the HTTP
-layer's overhead as the ratio p50 / in-process median. Loopback only; gunicorn is always
+``http.client`` connection each (throughput). Prints requests/s, latency percentiles and the
+error count of each, the median of ``validate_document`` on the same bytes in this process, and
+the HTTP layer's overhead as the ratio p50 / in-process median. Loopback only; gunicorn is always
 stopped. Run it with ``make bench``.
 """
 
