@@ -1,4 +1,5 @@
-# Gatehouse: the web app (gunicorn, the default command) or, from the same image, a run worker.
+# Gatehouse: the web app (gunicorn with uvicorn workers, the default command) or, from the same
+# image, a run worker.
 #
 # Unverified here: no Docker engine runs where this project is built and tested, so the image
 # itself has never been built by the project. Its build steps live in docker/build.sh, which is
@@ -46,8 +47,8 @@ VOLUME ["/app/var"]
 HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \
     CMD ["python", "/app/docker/healthcheck.py"]
 
-# Gunicorn binds 0.0.0.0:$PORT, starts $WEB_CONCURRENCY workers of 4 threads each (more threads
-# than GATEHOUSE_GRAPHVIZ_MAX_PROCESSES, so a slow canvas never holds a whole worker and /healthz
-# always has a thread), and reads more options from GUNICORN_CMD_ARGS.
+# Gunicorn binds 0.0.0.0:$PORT, starts $WEB_CONCURRENCY uvicorn workers (ASGI: a run's event
+# stream waits without holding a thread, other requests share GATEHOUSE_WEB_THREADS threads per
+# worker; docs/operations.md), and reads more options from GUNICORN_CMD_ARGS.
 # The worker runs from the same image: python manage.py db_worker --no-reload
-CMD ["gunicorn", "editor.wsgi", "--threads", "4", "--access-logfile", "-"]
+CMD ["gunicorn", "editor.asgi:application", "--worker-class", "editor.server.UvicornWorker", "--access-logfile", "-"]

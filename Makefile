@@ -17,7 +17,7 @@ PORT ?= 8000
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
 BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 	tests/benchmarks/live_validation.py tests/benchmarks/engine.py tests/benchmarks/inbox.py \
-	tests/benchmarks/schemas.py tests/benchmarks/map_pool.py
+	tests/benchmarks/schemas.py tests/benchmarks/map_pool.py tests/benchmarks/streams.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key) \
@@ -29,7 +29,7 @@ help:
 	@echo "make run     set up, migrate, create the first user and the demo, serve and run a worker on 127.0.0.1:$(PORT)"
 	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
 	@echo "make lint    import contracts, ruff check, ruff format --check"
-	@echo "make bench   benchmark the graph core, POST /v1/graphs/validate, live validation, the run engine, the inbox, schemas"
+	@echo "make bench   benchmark the graph core, POST /v1/graphs/validate, live validation, the run engine, the inbox, schemas, map pool, streams"
 	@echo "make load    load test: gunicorn, PostgreSQL and 2 run workers under authors, API clients, approvers"
 	@echo "make faults  fault tests: kill -9 a worker, restart PostgreSQL, fill the body cap (private PostgreSQL)"
 	@echo "make fuzz    the fuzzers for longer: the parser, expressions and pages (Hypothesis), /v1 (Schemathesis)"
@@ -110,14 +110,18 @@ run: setup var/dev-secret-key
 	@$(DEV_ENV) $(PY) manage.py ensure_admin --base-url http://127.0.0.1:$(PORT)
 	@$(DEV_ENV) $(PY) manage.py load_demo
 	@# A run worker beside the web server, started afresh when a stuck drive made it exit
-	@# (status 70, docs/engine.md); Ctrl-C (or the server stopping) stops both.
+	@# (status 70, docs/engine.md); Ctrl-C (or the server stopping) stops both. The server
+	@# is uvicorn, the ASGI server production runs inside gunicorn (docs/operations.md), so event
+	@# streams behave here as they do there; it restarts when Python code or a template changes.
 	@(trap 'kill $$child 2>/dev/null; wait $$child 2>/dev/null; exit 0' TERM INT; \
 	  while :; do $(DEV_ENV) $(PY) manage.py db_worker --no-reload & child=$$!; \
 	    wait $$child && status=0 || status=$$?; \
 	    [ $$status -eq 70 ] || exit $$status; \
 	    echo "The run worker stopped a stuck drive; starting a fresh one" >&2; done) & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT INT TERM; \
-	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
+	$(DEV_ENV) $(PY) -m uvicorn editor.asgi:application --host 127.0.0.1 --port $(PORT) \
+		--reload --reload-dir editor --reload-dir templates --reload-include '*.html' \
+		--timeout-graceful-shutdown 1
 
 test: setup-dev lint
 	$(VENV)/bin/pytest -q

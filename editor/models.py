@@ -161,6 +161,10 @@ class AgentDefinition(models.Model):
     name = models.CharField(max_length=64, blank=True)
     #: The definition without its name (what the hash is computed over).
     definition = models.JSONField()
+    #: How it was first posted: ``json``, or ``toml`` (the reference's agent file, kept as
+    #: ``source``).
+    format = models.CharField(max_length=8, default="json")
+    source = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(
@@ -230,6 +234,14 @@ class Run(models.Model):
     #: Why the last of those drives stopped, when its worker could tell (a lost database);
     #: named in the run's failure when the attempts run out.
     drive_error = models.CharField(max_length=200, blank=True)
+    #: Running totals of the log, kept by each append (``editor.engine.summary``) so that a
+    #: list of runs reads them from the row: when its first and last events were recorded,
+    #: how many model calls it asked for, and the tokens their completions reported.
+    first_recorded_at = models.CharField(max_length=32, blank=True)
+    last_recorded_at = models.CharField(max_length=32, blank=True)
+    step_count = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(

@@ -296,6 +296,17 @@ GATEHOUSE_HTTP_ALLOW = env_list("GATEHOUSE_HTTP_ALLOW")
 GATEHOUSE_OPENAI_BASE_URL = env_str("GATEHOUSE_OPENAI_BASE_URL")
 GATEHOUSE_OPENAI_API_KEY = env_secret("GATEHOUSE_OPENAI_API_KEY")
 
+# --- Live streams (spec 05, the events stream; spec 06, pages that update themselves) --------
+
+# A waiting stream sends a keep-alive comment this often (seconds), so proxies keep it open.
+GATEHOUSE_STREAM_KEEPALIVE_SECONDS = env_int("GATEHOUSE_STREAM_KEEPALIVE_SECONDS", 15)
+# On SQLite (no NOTIFY), how often a web process looks for new events of the runs its streams
+# watch, in milliseconds: one query per period for all of them.
+GATEHOUSE_STREAM_POLL_MS = env_int("GATEHOUSE_STREAM_POLL_MS", 100)
+# Threads per web process (ASGI) for the synchronous part of requests (views, middleware, the
+# ORM), each keeping its database connection; event streams take none of them (editor/asgi.py).
+GATEHOUSE_WEB_THREADS = env_int("GATEHOUSE_WEB_THREADS", 4)
+
 # --- Applications ---------------------------------------------------------------------------
 
 INSTALLED_APPS = [
@@ -340,6 +351,7 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "editor.urls"
 WSGI_APPLICATION = "editor.wsgi.application"
+ASGI_APPLICATION = "editor.asgi.application"
 
 TEMPLATES = [
     {

@@ -35,8 +35,10 @@ from editor.engine.errors import AppendRefused, RunLost
 from editor.engine.events import check_append
 from editor.engine.ports import Envelope, RunRecord
 from editor.engine.states import PARKED, TERMINAL, RunState
+from editor.engine.summary import call_counts
 from editor.engine.transitions import allowed_sources, check_append_states
 from editor.models import FrozenGraph, Run, RunEvent
+from editor.streams.channel import announce_append
 
 __all__ = ["DRIVABLE", "OrmRunStore", "envelope_of"]
 
@@ -57,6 +59,20 @@ def envelope_of(row: RunEvent) -> Envelope:
         payload=row.payload,
         schema_version=row.schema_version,
     )
+
+
+def _running_totals(start: int, events: Sequence[Envelope]) -> dict[str, Any]:
+    """The run row's totals of the log, moved on by this append's events."""
+    steps, tokens_in, tokens_out = call_counts(events)
+    totals: dict[str, Any] = {
+        "last_recorded_at": events[-1].recorded_at,
+        "step_count": F("step_count") + steps,
+        "input_tokens": F("input_tokens") + tokens_in,
+        "output_tokens": F("output_tokens") + tokens_out,
+    }
+    if start == 0:
+        totals["first_recorded_at"] = events[0].recorded_at
+    return totals
 
 
 def _parked_since(status: dict[str, Any], now: datetime) -> datetime:
@@ -141,6 +157,7 @@ class OrmRunStore:
             "parked_at": _parked_since(status, now) if state in _PARKED else None,
             "updated_at": now,
         }
+        changes.update(_running_totals(start, events))
         # The table of run states is the law (spec 04): the events must move the run from its
         # stored state only along allowed transitions (editor.engine.transitions), so the
         # guard names the states this append may start from, and nothing after the end.
@@ -171,6 +188,8 @@ class OrmRunStore:
                         for envelope in events
                     ]
                 )
+                # Web processes streaming this run hear of the append once it commits.
+                announce_append(run_id, start + len(events))
         except IntegrityError:
             # Someone else took one of these positions first (the unique (run, seq)).
             raise RunLost(f"run {run_id}: another writer recorded event {start} first") from None

@@ -5,7 +5,18 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from editor.api import urls as api_urls
-from editor.views import account, agents, editor, graphs, health, inbox, runs, tools, versions
+from editor.views import (
+    account,
+    agents,
+    editor,
+    graphs,
+    health,
+    inbox,
+    live,
+    runs,
+    tools,
+    versions,
+)
 
 urlpatterns = [
     path("", graphs.graph_list, name="home"),
@@ -25,6 +36,7 @@ urlpatterns = [
     path("inbox/", inbox.inbox_page, name="inbox"),
     path("inbox/resolved/", inbox.resolved, name="inbox_resolved"),
     path("inbox/count/", inbox.inbox_count, name="inbox_count"),
+    path("live/", live.page_updates, name="live"),
     path("inbox/<uuid:run_id>/resolve/", inbox.resolve, name="inbox_resolve"),
     path("agents/", agents.agent_list, name="agents"),
     path("tools/", tools.tool_list, name="tools"),

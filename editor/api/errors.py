@@ -25,13 +25,13 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from editor.api.auth import CsrfFailed
 from editor.api.schemas import ErrorOut
 from editor.services.errors import (
-    AlreadyFinished,
     InputTooLarge,
     InvalidAgent,
     InvalidGraph,
     InvalidRequest,
     InvalidResume,
     NotAllowed,
+    NotOffered,
     NotRunnable,
     NotSuspended,
     PreconditionRequired,
@@ -43,6 +43,8 @@ from editor.services.errors import (
     UnknownDocument,
     UnknownGraph,
     UnknownRun,
+    UnsupportedMediaType,
+    WrongState,
 )
 
 __all__ = ["CODES_BY_STATUS", "error_response", "install_error_handlers", "not_found_router"]
@@ -56,6 +58,7 @@ BODY_PARAMETER = "payload"
 #: means the error names its own (``NotRunnable``: the first resolution error's code).
 SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     NotAllowed: (403, "forbidden"),
+    NotOffered: (404, "not_offered"),
     InvalidRequest: (400, "bad_request"),
     InputTooLarge: (413, "payload_too_large"),
     InvalidGraph: (400, "invalid_graph"),
@@ -65,12 +68,13 @@ SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     UnknownAgent: (404, "unknown_agent"),
     UnknownRun: (404, "unknown_run"),
     NotRunnable: (404, None),
-    InvalidResume: (400, "bad_request"),
+    InvalidResume: (400, None),
     NotSuspended: (409, "not_suspended"),
-    AlreadyFinished: (409, "already_finished"),
+    WrongState: (409, "wrong_state"),
     RunBusy: (409, "run_busy"),
     SlugTaken: (409, "slug_taken"),
     StaleDraft: (412, "stale_draft"),
+    UnsupportedMediaType: (415, "unsupported_media_type"),
     PreconditionRequired: (428, "precondition_required"),
 }
 
@@ -82,6 +86,7 @@ CODES_BY_STATUS: dict[int, str] = {
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
+    415: "unsupported_media_type",
     429: "too_many_requests",
     500: "internal_error",
     503: "unavailable",

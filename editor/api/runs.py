@@ -1,7 +1,9 @@
 """``/v1/graph-runs``, ``/v1/runs`` and ``/v1/tools``: starting, reading and resolving runs.
 
 The reference's request bodies, error codes and resume body (spec 05, *Runs*). Nodes never run
-in a request: starting or resuming a run records it and hands it to a worker.
+in a request: starting or resuming a run records it and hands it to a worker. A run's events
+are a JSON page, or with ``Accept: text/event-stream`` (or ``from_seq``) a live stream of
+server-sent events (``editor.streams``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from editor.api.schemas import (
     AbandonOut,
     ErrorOut,
     EventListOut,
+    ReplayOut,
+    ResolveIn,
+    ResolveOut,
     ResumeIn,
     ResumeOut,
     RunCreatedOut,
@@ -25,10 +30,31 @@ from editor.api.schemas import (
     RunOut,
     ToolListOut,
 )
+from editor.api.unoffered import agent_runs
 from editor.services import runs
+from editor.services.numbers import strict_int
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
+from editor.streams.feeds import RunEvents, streaming_response
+from editor.streams.lists import json_list_response
 
 router = Router(tags=["runs"])
+
+#: The events operation's two answers, for the OpenAPI document.
+EVENTS_RESPONSES: dict[str, Any] = {
+    "responses": {
+        200: {
+            "description": (
+                "A page of envelopes (JSON, the default); with `Accept: text/event-stream` or "
+                "`from_seq`, server-sent events: `id: <seq>` and `data: <envelope>` per event, "
+                'then `event: end` with `data: {"status": …}` once the run rests.'
+            ),
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/EventListOut"}},
+                "text/event-stream": {"schema": {"type": "string"}},
+            },
+        }
+    }
+}
 
 
 @router.post(
@@ -45,28 +71,63 @@ def start_run(request: HttpRequest, payload: RunIn) -> Status[dict[str, Any]]:
     return Status(201, {"run": run.run, "status": run.state})
 
 
+def _run_json(run: runs.RunInfo) -> dict[str, Any]:
+    return RunOut.from_orm(run).model_dump()
+
+
 @router.get("/runs", response={200: RunListOut, 400: ErrorOut}, summary="List runs")
 def list_runs(
     request: HttpRequest,
     status: str | None = None,
     graph: str | None = None,
     cursor: str | None = None,
-    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
-) -> dict[str, Any]:
-    """Runs, newest first; `status` keeps the runs in one state, `graph` one graph's runs."""
-    page = runs.list_runs(status=status, graph=graph, cursor=cursor, limit=limit)
+    limit: int | None = Query(None, ge=1, le=MAX_LIMIT),
+) -> Any:
+    """Runs, newest first; `status` keeps the runs in one state, `graph` one graph's runs.
+    Every one of them unless `cursor` or `limit` is given (then a page and its `next`)."""
+    runs.check_state_filter(status)
+    if cursor is None and limit is None:
+        return json_list_response(
+            request,
+            "runs",
+            lambda after, size: runs.list_runs(
+                status=status, graph=graph, cursor=after, limit=size
+            ),
+            _run_json,
+        )
+    page = runs.list_runs(status=status, graph=graph, cursor=cursor, limit=limit or DEFAULT_LIMIT)
     return {"runs": page.items, "next": page.next}
+
+
+@router.post("/runs", response={404: ErrorOut}, include_in_schema=False)
+def start_agent_run(request: HttpRequest) -> None:
+    """The reference's agent runs are not offered here (``editor.api.unoffered``)."""
+    raise agent_runs()
 
 
 @router.get("/runs/{run}", response={200: RunOut, 404: ErrorOut}, summary="Get a run")
 def get_run(request: HttpRequest, run: str) -> runs.RunInfo:
-    """A run and its status object."""
-    return runs.get_run(run)
+    """A run, its status object, the totals of its log and the call it has in flight."""
+    return runs.run_detail(run)
+
+
+def _wants_stream(request: HttpRequest) -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
+def _stream_start(request: HttpRequest, from_seq: int | None) -> int:
+    """Where a stream starts: after ``Last-Event-ID`` (a reconnecting browser), else at
+    ``from_seq``, else at the first event."""
+    last = request.headers.get("Last-Event-ID")
+    if last is not None and last.strip():
+        return strict_int(last.strip(), "Last-Event-ID") + 1
+    return from_seq or 0
 
 
 @router.get(
     "/runs/{run}/events",
     response={200: EventListOut, 400: ErrorOut, 404: ErrorOut},
+    openapi_extra=EVENTS_RESPONSES,
     summary="A run's events",
 )
 def run_events(
@@ -74,10 +135,23 @@ def run_events(
     run: str,
     after: int | None = Query(None, ge=-1),
     limit: int = Query(runs.EVENTS_PAGE_LIMIT, ge=1, le=runs.EVENTS_PAGE_LIMIT),
-) -> runs.EventPage:
+    from_seq: int | None = Query(None, ge=0),
+) -> Any:
     """The run's envelopes in `seq` order, after `after` (exclusive); `next` is the `after`
-    of the next page."""
-    return runs.run_events(run, after=after, limit=limit)
+    of the next page. With `Accept: text/event-stream` or `from_seq` (inclusive), a live
+    stream instead, resumed after `Last-Event-ID` when a client reconnects."""
+    if from_seq is None and not _wants_stream(request):
+        return runs.run_events(run, after=after, limit=limit)
+    start = _stream_start(request, from_seq)
+    found = runs.get_run(run)  # 404 before anything is streamed
+    return streaming_response(request, RunEvents(found.run, start))
+
+
+@router.get("/runs/{run}/replay", response={200: ReplayOut, 404: ErrorOut}, summary="Replay a run")
+def replay_run(request: HttpRequest, run: str) -> dict[str, Any]:
+    """The run's state folded from its log alone, executing nothing: its status, the next
+    `seq`, its usage and the call it has in flight."""
+    return runs.replay(run)
 
 
 @router.get(
@@ -95,9 +169,16 @@ def run_graph(request: HttpRequest, run: str) -> dict[str, Any]:
 )
 def resume_run(request: HttpRequest, run: str, payload: ResumeIn) -> Status[runs.ResumeOutcome]:
     """Resolve a gate (approvers), raise a budget or reconcile a write (operators). An input
-    that breaks the schema is `400` with every violation and records nothing; a run that is
-    not waiting is `409 not_suspended`, saying who resolved it and when."""
-    body: dict[str, Any] = {"input": payload.input}
+    that breaks the gate's schema is `400 approval_schema_violation` with the node and every
+    violation, and records nothing; a run that is not waiting is `409 not_suspended`, saying
+    who resolved it and when. Without `input`, a queued or running run is handed to a worker
+    again (operators)."""
+    given = payload.model_fields_set
+    body: dict[str, Any] = {}
+    if "input" in given:
+        body["input"] = payload.input
+    if payload.extend is not None:
+        body["extend"] = payload.extend
     if payload.comment is not None:
         body["comment"] = payload.comment
     if payload.node is not None:
@@ -108,6 +189,18 @@ def resume_run(request: HttpRequest, run: str, payload: ResumeIn) -> Status[runs
 
 
 @router.post(
+    "/runs/{run}/resolve",
+    response={200: ResolveOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    summary="Record what a cut-off write did",
+)
+def resolve_run(request: HttpRequest, run: str, payload: ResolveIn) -> runs.ResolveOutcome:
+    """For a run that needs reconciliation (operators): record `output` as the result of the
+    write that was cut off, and let a worker drive on. `409 wrong_state` when the run has no
+    such write; nothing is recorded then."""
+    return runs.resolve(request.auth, run, payload.output)
+
+
+@router.post(
     "/runs/{run}/abandon",
     response={200: AbandonOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
     summary="Abandon a run",
@@ -115,7 +208,8 @@ def resume_run(request: HttpRequest, run: str, payload: ResumeIn) -> Status[runs
 def abandon_run(
     request: HttpRequest, run: str, payload: AbandonIn | None = None
 ) -> runs.AbandonOutcome:
-    """Stop a run that has not finished; `409 already_finished` when it has."""
+    """Stop a run that has not finished: the receipt names the `seq` of its `RunAbandoned`.
+    `409 wrong_state` (`details.reason`: `already_finished`) when it has finished."""
     reason = payload.reason if payload is not None else None
     return runs.abandon(request.auth, run, reason)
 

@@ -38,6 +38,9 @@ __all__ = [
     "InboxItemOut",
     "InboxListOut",
     "InboxResolvedOut",
+    "ReplayOut",
+    "ResolveIn",
+    "ResolveOut",
     "ResolvedItemOut",
     "ResumeIn",
     "ResumeOut",
@@ -241,16 +244,23 @@ class AgentCreatedOut(Schema):
     created: bool
 
 
-class AgentOut(Schema):
+class AgentOut(_OmitNone):
+    _omitted_when_none = frozenset({"source"})
+
     agent: str
     name: str | None
+    #: ``json`` or ``toml``: how the definition was first posted.
+    format: str
     #: The hashed form of the definition: no name, defaults written out.
     definition: dict[str, Any]
+    #: The reference's agent file as it was posted (TOML only).
+    source: str | None = None
 
 
 class AgentListOut(Schema):
     agents: list[AgentOut]
-    next: str | None
+    #: Only when paged (``cursor`` or ``limit`` given).
+    next: str | None = None
 
 
 # --- Runs and tools ---------------------------------------------------------------------------
@@ -269,23 +279,63 @@ class RunCreatedOut(Schema):
     status: str
 
 
-class RunOut(Schema):
+class UsageOut(Schema):
+    input_tokens: int
+    output_tokens: int
+
+
+class RunOut(_OmitNone):
+    """A run (spec 05): ``labels`` only when it has some; ``pending`` (the call it has in
+    flight, or the write cut off) only from ``GET /v1/runs/{id}``, when there is one."""
+
+    _omitted_when_none = frozenset({"labels", "pending"})
+
     run: str
     graph_hash: str
-    labels: dict[str, str]
+    labels: dict[str, str] | None = None
     #: ``{"state", …state fields}``: ``suspended`` → ``node``, ``reason``, ``input_schema``;
     #: ``budget_exceeded`` → ``node``, ``budget``, ``observed``; ``needs_reconciliation`` →
     #: ``node``, ``tool``; ``completed`` → ``output``; ``failed`` → ``error``; ``abandoned`` →
     #: ``reason``?
     status: dict[str, Any]
     event_count: int
+    #: When the first and the last event were recorded (RFC 3339, as the events say).
+    first_recorded_at: str | None
+    last_recorded_at: str | None
+    #: The tokens every model call so far reported.
+    usage: UsageOut
+    #: Model calls asked for so far.
+    step_count: int
+    #: ``{"kind": "model" | "tool", "seq", "node", …}``.
+    pending: dict[str, Any] | None = None
+    #: ``attached`` while a worker holds the run, ``none`` while none does, ``null`` once the
+    #: run has ended.
+    driver: str | None
     created_at: datetime
     updated_at: datetime
+
+    @staticmethod
+    def resolve_labels(run: Any) -> dict[str, str] | None:
+        return dict(run.labels) or None
+
+    @staticmethod
+    def resolve_pending(run: Any) -> dict[str, Any] | None:
+        return run.pending_call
 
 
 class RunListOut(Schema):
     runs: list[RunOut]
-    next: str | None
+    #: Only when paged (``cursor`` or ``limit`` given).
+    next: str | None = None
+
+
+class ReplayOut(_OmitNone):
+    _omitted_when_none = frozenset({"pending"})
+
+    status: dict[str, Any]
+    next_seq: int
+    usage: UsageOut
+    pending: dict[str, Any] | None = None
 
 
 class EventBodyOut(Schema):
@@ -319,9 +369,12 @@ class RunGraphOut(_OmitNone):
 
 
 class ResumeIn(Schema):
-    #: A gate's approval (checked against its schema); ``{"limit": n}`` for a budget;
-    #: ``{"output": …}`` or ``{"retry": true}`` for a reconciliation.
-    input: Any
+    #: A gate's approval (checked against its schema); ``{"extend": {"steps" | "tokens": n}}``
+    #: or ``{"limit": n}`` for a budget; ``{"output": …}`` or ``{"retry": true}`` for a
+    #: reconciliation. Without it, a queued or running run is handed to a worker again.
+    input: Any = None
+    #: The reference's budget body, beside ``input`` instead of in it.
+    extend: dict[str, Any] | None = None
     comment: str | None = Field(None, max_length=2000)
     #: Which pending item, when the run waits for several (items of a map, say): its node and
     #: ``scope``. Without them, the oldest is resolved.
@@ -341,6 +394,20 @@ class AbandonIn(Schema):
 
 class AbandonOut(Schema):
     run: str
+    abandoned: bool
+    #: Where the ``RunAbandoned`` event was recorded.
+    appended_seq: int
+    status: dict[str, Any]
+
+
+class ResolveIn(Schema):
+    #: What the write that was cut off returned (any JSON value, ``null`` included).
+    output: Any
+
+
+class ResolveOut(Schema):
+    run: str
+    resolved: bool
     status: dict[str, Any]
 
 

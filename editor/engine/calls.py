@@ -217,9 +217,11 @@ class CallSteps:
             node.input_schema, value, f"agent node `{node.id}`: its input", "input_schema"
         )
         output = self._agent_loop(node.id, node.agent_hash, value, scope, buffer, past)
-        self._check_schema(
-            node.output_schema, output, f"agent node `{node.id}`: its output", "output_schema"
-        )
+        schema = node.output_schema
+        if schema is None:  # the agent's own declared shape, when the node declares none
+            definition = self.installation.agents.get(node.agent_hash)
+            schema = definition.output_schema if definition is not None else None
+        self._check_schema(schema, output, f"agent node `{node.id}`: its output", "output_schema")
         return output
 
     def _agent_loop(

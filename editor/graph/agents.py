@@ -4,7 +4,8 @@ A definition is parsed as strictly as a graph. Its identity is the hash of its
 canonical form **without** ``name``, so renaming an agent keeps its identity
 (seed 000). Defaults are written out before hashing (``tools`` ``[]``,
 ``options`` ``{}``; an empty ``budget`` is dropped), so two spellings of the same
-definition have one hash.
+definition have one hash. ``output_schema`` (the shape of the agent's answer, as in the
+reference's agent files) is hashed when it is set; a definition without one hashes as before.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from editor.graph.errors import InvalidAgentDefinition, JsonError
 from editor.graph.jsonio import hash_value, read_json
 from editor.graph.text import is_blank
+from editor.graph.validation.schemas import schema_problem
 
 __all__ = ["AgentDefinition", "agent_def_hash", "parse_agent_definition"]
 
@@ -22,7 +24,7 @@ MAX_AGENT_NAME_LENGTH = 64
 U32_MAX = 4294967295
 FIXED_MODELS = ("echo", "scripted")
 OPENAI_PREFIX = "openai:"
-_KEYS = ("name", "model", "prompt", "tools", "budget", "options")
+_KEYS = ("name", "model", "prompt", "tools", "budget", "options", "output_schema")
 _BUDGET_KEYS = ("max_steps", "max_tokens")
 
 
@@ -34,6 +36,9 @@ class AgentDefinition:
     tools: tuple[str, ...] = ()
     budget: dict[str, int] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    #: A JSON Schema every answer of the agent must satisfy (an agent node's own
+    #: ``output_schema`` wins over it).
+    output_schema: dict[str, Any] | None = None
 
     def identity(self) -> dict[str, Any]:
         """The hashed form: everything but ``name``, defaults written out."""
@@ -45,6 +50,8 @@ class AgentDefinition:
         }
         if self.budget:
             value["budget"] = dict(self.budget)
+        if self.output_schema is not None:
+            value["output_schema"] = self.output_schema
         return value
 
     def as_json(self) -> dict[str, Any]:
@@ -204,6 +211,7 @@ def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinitio
 
     budget = _budget(raw.get("budget"), problems)
     options = _options(model, raw.get("options"), problems)
+    output_schema = output_schema_of(raw.get("output_schema"), problems)
     if problems.errors:
         raise InvalidAgentDefinition(problems.errors)
     return AgentDefinition(
@@ -213,4 +221,26 @@ def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinitio
         tools=tuple(tools),
         budget=budget,
         options=options,
+        output_schema=output_schema,
     )
+
+
+def output_schema_of(raw: Any, problems: _Problems) -> dict[str, Any] | None:
+    """An agent's ``output_schema``: absent, or an object that is a valid JSON Schema."""
+    if raw is None:
+        return None
+    if type(raw) is not dict:
+        problems.malformed(
+            f"`output_schema` must be an object (a JSON Schema), found {_kind(raw)}",
+            "output_schema",
+        )
+        return None
+    problem = schema_problem(raw)
+    if problem is not None:
+        problems.add(
+            "invalid_output_schema",
+            f"`output_schema` is not a valid JSON Schema: {problem}",
+            "output_schema",
+        )
+        return None
+    return raw

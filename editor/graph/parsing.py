@@ -228,7 +228,9 @@ def _payload(kind: str, raw: Any, path: str) -> tuple[dict[str, Any], dict[str, 
         for key in raw:
             if key not in allowed:
                 raise _fail(
-                    f"unknown field `{key}`, expected one of {_PAYLOAD_EXPECTED[kind]}", path
+                    f"unknown field `{key}`, expected one of {_PAYLOAD_EXPECTED[kind]}"
+                    + _NEWER_FORMAT.get((kind, key), ""),
+                    path,
                 )
     arguments: dict[str, Any] = {}
     # The JSON form of the structured fields (cases, body, join): a rebuilt payload
@@ -274,6 +276,16 @@ def _payload(kind: str, raw: Any, path: str) -> tuple[dict[str, Any], dict[str, 
     return arguments, document
 
 
+#: What later versions of the reference's format added (spec README, deviations): named as such,
+#: so that a document written for them is not taken for a typo.
+_NEWER_FORMAT = {
+    ("node", "delay"): " (`delay` nodes come from a later version of the format than the "
+    "salvor_graph v1 this server reads)",
+    ("fold", "on_bound"): " (`on_bound` comes from a later version of the format than the "
+    "salvor_graph v1 this server reads)",
+}
+
+
 def _node(raw: Any, path: str) -> tuple[Any, dict[str, Any]]:
     if type(raw) is not dict:
         raise _fail(f"invalid type: {_type_name(raw)}, expected a node object", path)
@@ -287,7 +299,9 @@ def _node(raw: Any, path: str) -> tuple[Any, dict[str, Any]]:
     if type(kind) is not str or kind not in PAYLOAD_FIELDS:
         shown = f"`{kind}`" if type(kind) is str else _type_name(kind)
         raise _fail(
-            f"unknown node kind {shown}, expected one of {_one_of(tuple(PAYLOAD_FIELDS))}", path
+            f"unknown node kind {shown}, expected one of {_one_of(tuple(PAYLOAD_FIELDS))}"
+            + (_NEWER_FORMAT.get(("node", kind), "") if type(kind) is str else ""),
+            path,
         )
     payload = raw.get("payload", _ABSENT)
     if payload is _ABSENT:

@@ -5,6 +5,10 @@ the stored one instead of storing a second copy (spec 01, *Agent definitions*). 
 served as ``definition`` is the hashed form (:meth:`AgentDefinition.identity`: defaults
 written out, no name), so ``hash_value(definition)`` is the agent's hash; the name is
 served beside it.
+
+A definition arrives as JSON (Gatehouse's fields, or the reference's) or as the reference's
+agent file in TOML (``editor.graph.agent_files``); ``format`` says which, and a TOML file is
+kept as it was sent (``source``).
 """
 
 from __future__ import annotations
@@ -17,10 +21,24 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from editor.graph import InvalidAgentDefinition, agent_def_hash, parse_agent_definition
+from editor.graph import (
+    AgentDefinition as Definition,
+)
+from editor.graph import (
+    InvalidAgentDefinition,
+    JsonError,
+    agent_def_hash,
+    parse_agent_definition,
+    read_json,
+)
+from editor.graph.agent_files import (
+    is_reference_definition,
+    parse_reference_agent,
+    read_agent_toml,
+)
 from editor.models import AgentDefinition
 from editor.services.access import can_author
-from editor.services.errors import InvalidAgent, NotAllowed, UnknownAgent
+from editor.services.errors import InvalidAgent, NotAllowed, UnknownAgent, UnsupportedMediaType
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 from editor.services.storable import nul_path
 
@@ -42,21 +60,63 @@ class AgentInfo:
     agent: str
     name: str | None
     definition: dict[str, Any]
+    #: ``json`` or ``toml``: how the definition was first posted.
+    format: str = "json"
+    #: The TOML agent file as it was posted (``None`` for JSON).
+    source: str | None = None
 
 
 def _info(row: AgentDefinition) -> AgentInfo:
-    return AgentInfo(agent=row.hash, name=row.name or None, definition=row.definition)
+    return AgentInfo(
+        agent=row.hash,
+        name=row.name or None,
+        definition=row.definition,
+        format=row.format,
+        source=row.source or None,
+    )
 
 
-def create_agent(user: Any, data: bytes | str) -> StoredAgent:
+#: The media types ``POST /v1/agents`` reads, by format.
+JSON_TYPES = ("application/json",)
+TOML_TYPES = ("application/toml", "text/toml", "application/x-toml", "text/x-toml")
+
+
+def body_format(content_type: str) -> str:
+    """``json`` or ``toml`` for a request's media type (no type at all reads as JSON);
+    raises :class:`UnsupportedMediaType` for any other."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    if not media or media in JSON_TYPES or media.endswith("+json"):
+        return "json"
+    if media in TOML_TYPES:
+        return "toml"
+    raise UnsupportedMediaType(media, (*JSON_TYPES, TOML_TYPES[0]))
+
+
+def _parse(data: bytes | str, form: str) -> Definition:
+    if form == "toml":
+        return parse_reference_agent(read_agent_toml(data))
+    try:
+        raw = read_json(data)
+    except JsonError as error:
+        raise InvalidAgentDefinition(
+            [{"code": "malformed_definition", "message": str(error), "field": ""}]
+        ) from None
+    if is_reference_definition(raw):
+        return parse_reference_agent(raw)
+    return parse_agent_definition(raw)
+
+
+def create_agent(user: Any, data: bytes | str, content_type: str = "") -> StoredAgent:
     """Store a definition (parsed strictly), or rename the stored one when its name differs.
 
-    A definition without a name keeps the stored name.
+    ``content_type`` picks the reader: JSON (Gatehouse's fields or the reference's) or the
+    reference's TOML agent file. A definition without a name keeps the stored name.
     """
     if not can_author(user):
         raise NotAllowed()
+    form = body_format(content_type)
     try:
-        definition = parse_agent_definition(data)
+        definition = _parse(data, form)
     except InvalidAgentDefinition as error:
         raise InvalidAgent(error.errors) from None
     where = nul_path(definition.as_json())
@@ -77,6 +137,8 @@ def create_agent(user: Any, data: bytes | str) -> StoredAgent:
                 hash=digest,
                 name=definition.name or "",
                 definition=definition.identity(),
+                format=form,
+                source=_text(data) if form == "toml" else "",
                 created_by=user if getattr(user, "pk", None) else None,
             )
     except IntegrityError:
@@ -88,6 +150,10 @@ def create_agent(user: Any, data: bytes | str) -> StoredAgent:
             )
         return StoredAgent(digest, created=False)
     return StoredAgent(digest, created=True)
+
+
+def _text(data: bytes | str) -> str:
+    return data.decode("utf-8") if isinstance(data, bytes) else data
 
 
 def get_agent(digest: str) -> AgentInfo:

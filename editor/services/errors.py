@@ -18,6 +18,7 @@ __all__ = [
     "InvalidRequest",
     "InvalidResume",
     "NotAllowed",
+    "NotOffered",
     "NotRunnable",
     "NotSuspended",
     "PreconditionRequired",
@@ -29,6 +30,8 @@ __all__ = [
     "UnknownDocument",
     "UnknownGraph",
     "UnknownRun",
+    "UnsupportedMediaType",
+    "WrongState",
 ]
 
 
@@ -216,15 +219,30 @@ class NotSuspended(ServiceError):
         return details
 
 
-class AlreadyFinished(ServiceError):
-    """An abandon (or another change) of a run that has already ended."""
+class WrongState(ServiceError):
+    """A change that does not apply to a run in its state (the reference's ``wrong_state``):
+    resolving a run with no dangling write, abandoning one that has ended."""
 
-    def __init__(self, state: str) -> None:
-        super().__init__(f"the run has already finished (it is `{state}`)")
+    reason: str | None = None
+
+    def __init__(self, state: str, message: str | None = None) -> None:
+        super().__init__(message or f"this does not apply to a run that is `{state}`")
         self.state = state
 
     def details(self) -> dict[str, Any]:
-        return {"state": self.state}
+        details: dict[str, Any] = {"state": self.state}
+        if self.reason is not None:
+            details["reason"] = self.reason
+        return details
+
+
+class AlreadyFinished(WrongState):
+    """An abandon (or another change) of a run that has already ended."""
+
+    reason = "already_finished"
+
+    def __init__(self, state: str) -> None:
+        super().__init__(state, f"the run has already finished (it is `{state}`)")
 
 
 class RunBusy(ServiceError):
@@ -234,11 +252,46 @@ class RunBusy(ServiceError):
 
 
 class InvalidResume(ServiceError):
-    """A resume input that breaks the recorded schema; nothing was recorded."""
+    """A resume input that breaks the recorded schema (a gate's approval: the reference's
+    ``approval_schema_violation``) or the shape a budget or a reconciliation takes
+    (``bad_request``); nothing was recorded."""
 
-    def __init__(self, violations: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, violations: list[dict[str, Any]], node: str | None = None, kind: str = "gate"
+    ) -> None:
         super().__init__(f"the resume input has {len(violations)} violation(s)")
         self.violations = violations
+        self.node = node
+        self.kind = kind
+
+    @property
+    def code(self) -> str:
+        return "approval_schema_violation" if self.kind == "gate" else "bad_request"
 
     def details(self) -> dict[str, Any]:
-        return {"violations": self.violations}
+        details: dict[str, Any] = {}
+        if self.node is not None:
+            details["node"] = self.node
+        details["violations"] = self.violations
+        return details
+
+
+class UnsupportedMediaType(ServiceError):
+    """A request body in a format the operation does not read."""
+
+    def __init__(self, given: str, accepted: tuple[str, ...]) -> None:
+        names = " or ".join(f"`{name}`" for name in accepted)
+        shown = f"`{given}`" if given else "none"
+        super().__init__(f"this takes a body of Content-Type {names}, not {shown}")
+        self.given = given
+        self.accepted = accepted
+
+    def details(self) -> dict[str, Any]:
+        return {"content_type": self.given, "accepted": list(self.accepted)}
+
+
+class NotOffered(ServiceError):
+    """A part of the reference's API that Gatehouse does not offer (spec README, deviations)."""
+
+    def __init__(self, what: str, instead: str) -> None:
+        super().__init__(f"{what} are not offered by this server; {instead}")

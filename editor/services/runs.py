@@ -1,11 +1,10 @@
-"""Runs: starting them, reading them, and resolving or abandoning them (spec 04, spec 05 *Runs*).
+"""Runs: starting them and reading them (spec 04, spec 05 *Runs*); resolving and abandoning
+them is :mod:`editor.services.resolutions`, re-exported here.
 
 The one place that combines the ORM, the engine and the registries for runs. Nodes never run
-here: a started or resumed run is handed to the task queue (``editor.tasks.enqueue_run``), and a
-worker drives it. What this module writes, it writes through the store's unleased append
-(``OrmRunStore.record``), which is guarded by the run's event count: of two writers of the same
-position in a log exactly one wins, so a suspension is resolved exactly once and an abandon
-never interleaves with a worker's step.
+here: a started run is handed to the task queue (``editor.tasks.enqueue_run``), and a worker
+drives it. Its first event is written through the store's unleased append
+(``OrmRunStore.record``), as every person's change of a run is.
 
 Who may do what is spec 06's table: anyone signed in reads; *operators* start and abandon runs,
 raise budgets and reconcile writes; *approvers* resolve gates.
@@ -14,7 +13,7 @@ raise budgets and reconcile writes; *approvers* resolve gates.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -24,54 +23,63 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from editor.engine import (
-    graph_projection,
-    prepare_abandon,
-    prepare_resume,
-    resolve_names,
-    run_status,
-    start_event,
-)
-from editor.engine.errors import InvalidResumeInput, NotParked, RunLost, TransitionRefused
-from editor.engine.ports import Envelope, RunRecord
+from editor.engine import graph_projection, resolve_names, run_status, start_event
 from editor.engine.states import RunState
-from editor.engine.status import scope_key
+from editor.engine.summary import call_counts, pending_call, usage_of
 from editor.graph import MalformedDocument, parse_document
 from editor.models import Document, Run, RunEvent
-from editor.services.access import can_approve, can_operate
+from editor.services.access import can_operate
 from editor.services.errors import (
-    AlreadyFinished,
     InputTooLarge,
     InvalidCursor,
     InvalidRequest,
-    InvalidResume,
     NotAllowed,
     NotRunnable,
-    NotSuspended,
-    RunBusy,
     UnknownDocument,
-    UnknownRun,
 )
 from editor.services.graphs import is_graph_hash, load_graph, validate_graph_document
 from editor.services.installation import installation
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
-from editor.services.storable import check_storable, nul_path
-from editor.store import OrmRunStore, envelope_of
+from editor.services.resolutions import (
+    AbandonOutcome,
+    ResolveOutcome,
+    ResumeOutcome,
+    abandon,
+    resolve,
+    resume,
+)
+from editor.services.run_rows import (
+    TERMINAL_STATES,
+    RunInfo,
+    envelopes,
+    info,
+    public_status,
+    run_row,
+    store,
+)
+from editor.services.storable import nul_path
+from editor.store import envelope_of
 from editor.tasks import enqueue_run
 
 __all__ = [
+    "CALL_KINDS",
     "EVENTS_PAGE_LIMIT",
     "MAX_LABELS",
     "AbandonOutcome",
     "EventPage",
+    "ResolveOutcome",
     "ResumeOutcome",
     "RunInfo",
     "abandon",
     "check_labels",
+    "check_state_filter",
     "get_run",
     "list_runs",
     "list_tools",
+    "replay",
+    "resolve",
     "resume",
+    "run_detail",
     "run_events",
     "run_graph",
     "start_run",
@@ -86,50 +94,14 @@ MAX_LABEL_VALUE_BYTES = 256
 #: The events page is the exception to the list limit (spec 05).
 EVENTS_PAGE_LIMIT = 1000
 
-#: How often an abandon retries when a worker appended between its read and its write. A
-#: worker appends once per engine step, so losing this many times in a row means the run is
-#: appending far faster than any real step; the caller is told to try again.
-_ABANDON_ATTEMPTS = 10
-
-#: Who resolves what: a gate needs an approver, a budget or a reconciliation an operator.
-_RESOLVER = {"gate": can_approve, "budget": can_operate, "reconciliation": can_operate}
-
-
-@dataclass(frozen=True, slots=True)
-class RunInfo:
-    """A run as ``GET /v1/runs/{id}`` answers it (plus its document's slug, for pages)."""
-
-    run: str
-    graph_hash: str
-    labels: dict[str, str]
-    #: Spec 05's status object: ``{"state", …state fields}``.
-    status: dict[str, Any]
-    event_count: int
-    created_at: datetime
-    updated_at: datetime
-    document: str | None = None
-    #: For a parked run, what it waits for, oldest first (``{"kind": "gate" | "budget" |
-    #: "reconciliation", "node", "scope"?, "seq", "at", …}``). Not part of the status object.
-    pending: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def state(self) -> str:
-        return str(self.status.get("state", ""))
-
-
-@dataclass(frozen=True, slots=True)
-class ResumeOutcome:
-    """``POST /v1/runs/{id}/resume``'s answer: the resolution is recorded, a worker drives on."""
-
-    run: str
-    status: str = RunState.RUNNING.value
-    outcome: str = "driving"
-
-
-@dataclass(frozen=True, slots=True)
-class AbandonOutcome:
-    run: str
-    status: dict[str, Any]
+#: The events :func:`run_detail` reads for the call in flight.
+CALL_KINDS = (
+    "ModelCallRequested",
+    "ModelCallCompleted",
+    "ToolCallRequested",
+    "ToolCallCompleted",
+    "Reconciled",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,51 +115,43 @@ class EventPage:
 # --- Reading ----------------------------------------------------------------------------------
 
 
-def _store() -> OrmRunStore:
-    return OrmRunStore()
-
-
-def _run(run_id: str) -> Run:
-    try:
-        key = uuid.UUID(str(run_id))
-    except ValueError:
-        raise UnknownRun(str(run_id)) from None
-    try:
-        return Run.objects.select_related("document").get(pk=key)
-    except Run.DoesNotExist:
-        raise UnknownRun(str(run_id)) from None
-
-
-def _public_status(status: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in status.items() if key != "pending"}
-
-
-def _info(run: Run) -> RunInfo:
-    status = dict(run.status or {"state": run.state})
-    return RunInfo(
-        run=str(run.id),
-        graph_hash=run.graph_id,
-        labels=dict(run.labels or {}),
-        status=_public_status(status),
-        event_count=run.event_count,
-        created_at=run.created_at,
-        updated_at=run.updated_at,
-        document=run.document.slug if run.document_id else None,
-        pending=tuple(status.get("pending") or ()),
-    )
-
-
-def _envelopes(run: Run) -> tuple[Envelope, ...]:
-    return tuple(envelope_of(row) for row in RunEvent.objects.filter(run=run).order_by("seq"))
-
-
-def _record(run: Run) -> RunRecord:
-    return _store().load_run(str(run.id))
-
-
 def get_run(run_id: str) -> RunInfo:
     """One run; raises :class:`UnknownRun` (also for text that is not a run id)."""
-    return _info(_run(run_id))
+    return info(run_row(run_id))
+
+
+def run_detail(run_id: str) -> RunInfo:
+    """One run as ``GET /v1/runs/{id}`` answers it: with the call it has in flight, read from
+    its log (a run that has ended has none)."""
+    run = run_row(run_id)
+    shown = info(run)
+    if run.state in TERMINAL_STATES:
+        return shown
+    calls = RunEvent.objects.filter(run=run, kind__in=CALL_KINDS).order_by("seq")
+    return replace(shown, pending_call=pending_call(envelope_of(row) for row in calls))
+
+
+def replay(run_id: str) -> dict[str, Any]:
+    """``GET /v1/runs/{id}/replay``: the run's state folded from its log alone, executing
+    nothing: ``{"status", "next_seq", "usage", "pending"?}``."""
+    events = envelopes(run_row(run_id))
+    _steps, tokens_in, tokens_out = call_counts(events)
+    folded: dict[str, Any] = {
+        "status": public_status(run_status(events)),
+        "next_seq": len(events),
+        "usage": usage_of(tokens_in, tokens_out),
+    }
+    call = pending_call(events)
+    if call is not None:
+        folded["pending"] = call
+    return folded
+
+
+def check_state_filter(status: str | None) -> None:
+    """Raise :class:`InvalidRequest` unless ``status`` is empty or a run state."""
+    if status and status not in {state.value for state in RunState}:
+        states = ", ".join(state.value for state in RunState)
+        raise InvalidRequest(f"`status` must be one of: {states}", "status")
 
 
 def list_runs(
@@ -200,9 +164,7 @@ def list_runs(
     """Runs, newest first; ``status`` keeps one state, ``graph`` one graph's runs."""
     runs = Run.objects.select_related("document").order_by("-created_at", "-id")
     if status:
-        if status not in {state.value for state in RunState}:
-            states = ", ".join(state.value for state in RunState)
-            raise InvalidRequest(f"`status` must be one of: {states}", "status")
+        check_state_filter(status)
         runs = runs.filter(state=status)
     if graph:
         # Text that is not a graph's hash names none (and a NUL would fail on PostgreSQL).
@@ -217,12 +179,12 @@ def list_runs(
         runs = runs.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk))
     rows = list(runs[: limit + 1])
     page = page_of(rows, limit, lambda row: [row.created_at.isoformat(), str(row.id)])
-    return Page([_info(row) for row in page.items], page.next)
+    return Page([info(row) for row in page.items], page.next)
 
 
 def run_events(run_id: str, after: int | None = None, limit: int = EVENTS_PAGE_LIMIT) -> EventPage:
     """A run's envelopes after ``seq`` ``after`` (exclusive), at most ``limit`` of them."""
-    run = _run(run_id)
+    run = run_row(run_id)
     limit = max(1, min(limit, EVENTS_PAGE_LIMIT))
     rows = RunEvent.objects.filter(run=run).order_by("seq")
     if after is not None:
@@ -236,8 +198,8 @@ def run_events(run_id: str, after: int | None = None, limit: int = EVENTS_PAGE_L
 
 def run_graph(run_id: str) -> dict[str, Any]:
     """The per-node projection of a run onto its graph (``GET /v1/runs/{id}/graph``)."""
-    run = _run(run_id)
-    return graph_projection(run.graph_id, _envelopes(run))
+    run = run_row(run_id)
+    return graph_projection(run.graph_id, envelopes(run))
 
 
 def list_tools() -> list[dict[str, Any]]:
@@ -320,9 +282,9 @@ def start_run(
         )
         run_id = str(run.id)
         first = start_event(run_id, graph_hash, input, checked_labels or None, timezone.now())
-        _store().record(run_id, [first], run_status([first]))
+        store().record(run_id, [first], run_status([first]))
         enqueue_run(run_id)
-        started = _info(Run.objects.select_related("document").get(pk=run.pk))
+        started = info(Run.objects.select_related("document").get(pk=run.pk))
     return started
 
 
@@ -347,99 +309,3 @@ def validate_runnable(data: bytes | str) -> dict[str, Any]:
     except MalformedDocument:  # pragma: no cover - it just validated
         return body
     return {**body, "not_runnable": list(resolve_names(graph, installation()))}
-
-
-# --- Resolving and abandoning -----------------------------------------------------------------
-
-
-def _actor(user: Any) -> str:
-    return str(user.get_username())
-
-
-def _pending_item(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any] | None:
-    """The pending item a resume resolves: the one ``body`` names (``node``, ``scope``), or
-    the oldest (as the engine picks it)."""
-    pending = status.get("pending") or []
-    if body.get("node") is None:
-        return pending[0] if pending else None
-    scope = scope_key(body.get("scope"))
-    for item in pending:
-        if item.get("node") == body["node"] and scope_key(item.get("scope")) == scope:
-            return item
-    return None
-
-
-def _check_resolver(user: Any, item: dict[str, Any] | None) -> None:
-    if item is None:
-        # Nothing to resolve: the engine says so (409), unless the caller may resolve nothing.
-        if not (can_approve(user) or can_operate(user)):
-            raise NotAllowed()
-        return
-    allowed = _RESOLVER.get(str(item.get("kind")), can_operate)
-    if not allowed(user):
-        raise NotAllowed()
-
-
-def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
-    """Resolve a parked run (``body``: ``{"input", "comment"?}``) and hand it back to a worker.
-
-    The input is checked before anything is recorded. Exactly once: the resolution is appended
-    at the log's next position, so when two people resolve the same suspension together the
-    database lets one in and the other learns who resolved it and when (:class:`NotSuspended`).
-    """
-    check_storable(body)
-    run = _run(run_id)
-    record = _record(run)
-    _check_resolver(user, _pending_item(run_status(record.events), body))
-    try:
-        events, status = prepare_resume(record, body, _actor(user), timezone.now())
-    except NotParked as error:
-        raise NotSuspended(error.state, error.resolved_by, error.resolved_at) from None
-    except InvalidResumeInput as error:
-        raise InvalidResume(error.violations) from None
-    try:
-        with transaction.atomic():
-            _store().record(record.run_id, events, status)
-            enqueue_run(record.run_id)
-    except (RunLost, TransitionRefused):
-        # Someone appended first: most likely another resolution of the same suspension.
-        raise _lost_resolution(run, body, user) from None
-    return ResumeOutcome(record.run_id)
-
-
-def _lost_resolution(run: Run, body: dict[str, Any], user: Any) -> NotSuspended:
-    """Why a resume lost the race: the winner's name and time, read back from the log."""
-    record = _record(run)
-    try:
-        prepare_resume(record, body, _actor(user), timezone.now())
-    except NotParked as error:
-        return NotSuspended(error.state, error.resolved_by, error.resolved_at)
-    except InvalidResumeInput:
-        pass
-    status = run_status(record.events)
-    return NotSuspended(str(status.get("state", run.state)))
-
-
-def abandon(user: Any, run_id: str, reason: str | None = None) -> AbandonOutcome:
-    """Abandon a run that has not finished; a worker driving it stops before its next append.
-
-    When a worker appends between this read and this write, the abandon is prepared again on
-    the longer log (a bounded number of times)."""
-    if not can_operate(user):
-        raise NotAllowed()
-    check_storable({"reason": reason})
-    run = _run(run_id)
-    for _attempt in range(_ABANDON_ATTEMPTS):
-        record = _record(run)
-        try:
-            events, status = prepare_abandon(record, reason or None, _actor(user), timezone.now())
-        except TransitionRefused as error:
-            raise AlreadyFinished(error.current) from None
-        try:
-            _store().record(record.run_id, events, status)
-        except RunLost:
-            continue
-        except TransitionRefused as error:  # the run finished meanwhile
-            raise AlreadyFinished(error.current) from None
-        return AbandonOutcome(record.run_id, _public_status(status))
-    raise RunBusy()

@@ -35,7 +35,8 @@ def nav_context(request: HttpRequest) -> dict[str, Any]:
 
 @require_safe
 def inbox_count(request: HttpRequest) -> HttpResponse:
-    """The count alone: the navigation bar polls it."""
+    """The count alone (the navigation bar's fragment; pages hear of changes on their stream,
+    ``editor.views.live``)."""
     return render(request, "inbox/_count.html", {"inbox_count": inbox.pending_count()})
 
 

@@ -1,9 +1,10 @@
 """Runs (spec 06, *Runs*): the list, a run's page and its live fragment, **Start run** (from a
 graph's permanent page) and **Abandon run**.
 
-The run page's ``#run-live`` fragment (status, canvas, timeline) polls itself while the run is
-live; the answer for a finished run has no trigger, so the polling stops there. A poll that
-finds no new event is answered ``204``, which htmx leaves unswapped.
+The run page's ``#run-live`` fragment (status, canvas, timeline) is fetched again whenever the
+page's event stream says the run's log grew (``editor.views.live``); the answer for a finished
+run takes that trigger away. A fetch that finds no new event is answered ``204``, which htmx
+leaves unswapped.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def run_page(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     except InvalidNumber as error:
         return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
     if page is None:
-        return HttpResponse(status=204)  # nothing new: htmx keeps what it shows, and polls on
+        return HttpResponse(status=204)  # nothing new: htmx keeps what it shows
     context = {"page": page, "run": page.run, "can_operate": can_operate(request.user)}
     if fragment:
         # A finished run's last answer also takes Abandon run off the page (out of band).

@@ -1,12 +1,12 @@
 """HTTP benchmark: ``POST /v1/graphs/validate`` through gunicorn, against the same call in-process.
 
-Starts gunicorn (2 sync workers, ``DEBUG=false``) on a free loopback port with a throwaway SQLite
-database in a temporary directory, creates a user and an API token, and POSTs a valid 100-node
-document with the token, after a short warm-up, in two bounded passes under a time cap each:
-one connection (latency without queueing) and 8 client threads with one ``http.client``
-connection each (throughput). Prints requests/s, latency percentiles and the error count of
-each, the median of ``validate_document`` on the same bytes in this process, and the HTTP
-layer's overhead as the ratio p50 / in-process median. Loopback only; gunicorn is always
+Starts gunicorn as the image does (2 uvicorn workers, ``DEBUG=false``) on a free loopback port
+with a throwaway SQLite database in a temporary directory, creates a user and an API token, and
+POSTs a valid 100-node document with the token, after a short warm-up, in two bounded passes
+under a time cap each: one connection (latency without queueing) and 8 client threads with one
+``http.client`` connection each (throughput). Prints requests/s, latency percentiles and the
+error count of each, the median of ``validate_document`` on the same bytes in this process, and
+the HTTP layer's overhead as the ratio p50 / in-process median. Loopback only; gunicorn is always
 stopped. Run it with ``make bench``.
 """
 
@@ -121,7 +121,9 @@ def gunicorn(environment: dict[str, str], port: int) -> Iterator[subprocess.Pope
             sys.executable,
             "-m",
             "gunicorn",
-            "editor.wsgi",
+            "editor.asgi:application",
+            "--worker-class",
+            "editor.server.UvicornWorker",
             "--workers",
             str(WORKERS),
             "--bind",
@@ -184,8 +186,8 @@ class Load:
             return True
 
     def client(self) -> None:
-        # gunicorn's sync workers close the connection after each response; http.client
-        # opens a new one for the next request by itself.
+        # The connection is kept alive between requests (uvicorn); http.client opens a new
+        # one by itself should the server close it.
         connection = http.client.HTTPConnection(HOST, self.port, timeout=REQUEST_TIMEOUT)
         try:
             while self.take():
@@ -272,7 +274,7 @@ def main() -> None:
 
     in_process = measure(lambda: validate_document(body), 201)
     print(
-        f"POST {PATH} through gunicorn ({WORKERS} sync workers, DEBUG off, SQLite) on loopback, "
+        f"POST {PATH} through gunicorn ({WORKERS} uvicorn workers, DEBUG off, SQLite) on loopback, "
         f"bearer token; {NODES}-node valid document, {len(body)} bytes"
     )
     print(f"validate_document in-process on the same bytes, median: {in_process * 1000:.2f} ms")

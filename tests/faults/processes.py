@@ -9,20 +9,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import requests
+
+from tests.private_postgres import PrivatePostgres, private_postgres
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -48,96 +47,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-# --- PostgreSQL --------------------------------------------------------------------------------
-
-
-def _postgres_bin() -> Path:
-    configured = os.environ.get("GATEHOUSE_PG_BIN")
-    candidates = [Path(configured)] if configured else []
-    candidates += sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
-    for candidate in candidates:
-        if (candidate / "initdb").exists():
-            return candidate
-    raise RuntimeError(
-        "the fault tests need PostgreSQL's server binaries (initdb, pg_ctl); none under "
-        "/usr/lib/postgresql/*/bin. Install them (Debian: apt-get install postgresql) or set "
-        "GATEHOUSE_PG_BIN to their folder."
-    )
-
-
-class PrivatePostgres:
-    """A throwaway cluster in a temporary folder, trusting loopback connections."""
-
-    def __init__(self, base: Path, port: int) -> None:
-        self.bin = _postgres_bin()
-        self.base = base
-        self.data = base / "data"
-        self.sockets = base / "sockets"
-        self.log = base / "postgres.log"
-        self.port = port
-        self.url = f"postgres://postgres@{HOST}:{port}/gatehouse"
-
-    def _run(self, *command: str) -> None:
-        # initdb and postgres refuse to run as root: as root, run them as the postgres user.
-        prefix = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
-        done = subprocess.run(
-            [*prefix, *command], cwd=self.base, capture_output=True, text=True, timeout=BOUND
-        )
-        if done.returncode != 0:
-            log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-            raise RuntimeError(f"{command[0]} failed: {done.stdout}{done.stderr}\n{log}")
-
-    def initialise(self) -> None:
-        self.sockets.mkdir()
-        if os.getuid() == 0:
-            shutil.chown(self.base, "postgres")
-            shutil.chown(self.sockets, "postgres")
-        self._run(
-            str(self.bin / "initdb"),
-            "-D",
-            str(self.data),
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "--encoding=UTF8",
-            "--no-sync",
-        )
-
-    def start(self) -> None:
-        options = (
-            f"-p {self.port} -c listen_addresses={HOST} -k {self.sockets} -c fsync=off "
-            "-c max_connections=60"
-        )
-        self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
-            "-o", options, "-w", "-t", "60", "start",
-        )  # fmt: skip
-
-    def stop(self) -> None:
-        """Stops the server at once (``-m fast``): open sessions are cut off."""
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
-
-    def connect(self, database: str = "gatehouse") -> psycopg.Connection[Any]:
-        return psycopg.connect(
-            host=HOST, port=self.port, user="postgres", dbname=database, autocommit=True
-        )
+# --- PostgreSQL: tests/private_postgres.py (the benchmarks start one too) ----------------------
 
 
 @contextlib.contextmanager
 def start_postgres() -> Iterator[PrivatePostgres]:
     port = int(os.environ.get("GATEHOUSE_FAULTS_PG_PORT", "55443"))
-    base = Path(tempfile.mkdtemp(prefix="gatehouse-faults-pg-"))
-    server = PrivatePostgres(base, port)
-    try:
-        server.initialise()
-        server.start()
-        with server.connect("postgres") as connection:
-            connection.execute("CREATE DATABASE gatehouse")
+    with private_postgres(port, prefix="gatehouse-faults-pg-") as server:
         yield server
-    finally:
-        with contextlib.suppress(Exception):
-            server.stop()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 # --- The app's processes -----------------------------------------------------------------------
@@ -279,11 +196,13 @@ class Processes:
         return process
 
     def server(self, workers: int = 2, env: dict[str, str] | None = None) -> Server:
-        """gunicorn with ``workers`` sync workers; ``env`` adds to the environment."""
+        """gunicorn with ``workers`` uvicorn workers, as the image serves the app; ``env`` adds
+        to the environment."""
         port = free_port()
         process, log = self._start(
             "gunicorn",
-            [PYTHON, "-m", "gunicorn", "editor.wsgi:application", "--bind", f"{HOST}:{port}",
+            [PYTHON, "-m", "gunicorn", "editor.asgi:application",
+             "--worker-class", "editor.server.UvicornWorker", "--bind", f"{HOST}:{port}",
              "--workers", str(workers), "--timeout", "60", "--graceful-timeout", "5",
              "--no-control-socket"],
             env,

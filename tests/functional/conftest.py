@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connections
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.test import override_settings
 from playwright.sync_api import (
     Browser,
     BrowserContext,
@@ -40,6 +42,8 @@ _WATCH_PAGE = """
 (() => {
   window.__htmxInFlight = 0;
   window.__htmxSettles = 0;
+  window.__streamsOpened = 0;
+  document.addEventListener('htmx:sseOpen', () => { window.__streamsOpened += 1; });
   document.addEventListener('htmx:beforeRequest', () => { window.__htmxInFlight += 1; });
   document.addEventListener('htmx:afterRequest', () => {
     window.__htmxInFlight = Math.max(0, window.__htmxInFlight - 1);
@@ -65,6 +69,27 @@ def _allow_orm_beside_playwright() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         yield
+
+
+@pytest.fixture(autouse=True, scope="package")
+def _streams_outlive_tests() -> Iterator[None]:
+    """A page's event stream (``/live/``) is a request that lasts as long as the page: under the
+    live server (WSGI) it holds a thread that polls until its next write finds the browser
+    gone, which may be after the test has given up the database. Such a stream then ends on the
+    refused query; the signals would still check the (shared, in-memory) connection once the
+    response closes, which the test database refuses too, so they are not connected here: the
+    live server's requests share the test's one connection, and never close it anyway."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    # The streams look at the database twice a second rather than ten times: the worker's map
+    # items write through connections of their own, which lock the in-memory database's tables
+    # for the live server's shared connection while they write, as before for the pages' polls.
+    with override_settings(GATEHOUSE_STREAM_POLL_MS=500):
+        try:
+            yield
+        finally:
+            request_started.connect(close_old_connections)
+            request_finished.connect(close_old_connections)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -223,6 +248,11 @@ def shared_database(live_server: Any) -> Iterator[BaseDatabaseWrapper]:
     """
     shared = connections["default"]
     shared.ensure_connection()
+    # The worker's map items run on threads with connections of their own; while one of them
+    # writes, a read on this connection would fail at once on the table's lock. Reading
+    # without those locks, the pages (and their streams) read on through the item's write.
+    with shared.cursor() as cursor:
+        cursor.execute("PRAGMA read_uncommitted = true")
     override = live_server.thread.connections_override  # read by every request thread
     # Sharing stays allowed afterwards: request threads of connections the browser kept alive
     # close their (this) connection when they end, which may be after this fixture.
@@ -232,6 +262,8 @@ def shared_database(live_server: Any) -> Iterator[BaseDatabaseWrapper]:
         yield shared
     finally:
         override.pop("default", None)
+        with shared.cursor() as cursor:
+            cursor.execute("PRAGMA read_uncommitted = false")
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from tests.functional.browser import make_user, running_worker, wait_for_htmx
 DRAFT = json.loads(DEMO_AGENTS["writer"]["options"]["replies"][0])["draft"]
 SUBJECT = "Gatehouse runs its demo graphs"
 TITLES = {demo.slug: demo.title for demo in DEMO_DOCUMENTS}
-#: A run may take a few polls of the page to show its end (the page polls every second).
+#: A run may take a few seconds to show its end (the worker, then the page's stream).
 RUN_TIMEOUT = 20_000
 
 
@@ -84,8 +84,8 @@ def expect_nodes(page: Page, states: dict[str, str]) -> None:
 
 
 def expect_finished(page: Page) -> None:
-    """The last answer carried no trigger: the polling stopped, and Abandon run is gone."""
-    expect(page.locator("#run-live[hx-trigger]")).to_have_count(0)
+    """The last answer took the trigger away: the page stopped listening, Abandon run is gone."""
+    expect(page.locator("#run-updates[hx-trigger]")).to_have_count(0)
     expect(page.get_by_role("button", name="Abandon run")).to_have_count(0)
     wait_for_htmx(page)
 
@@ -98,7 +98,7 @@ def test_the_approval_gate_demo_waits_for_the_api_and_publishes_the_approved_dra
     live_server: Any,
 ) -> None:
     page = operator_page
-    # Made before the run page polls: nothing else writes while the test thread does.
+    # Made before the run page opens: nothing else writes while the test thread does.
     _, token = tokens.create_token(make_user("april", groups=("approvers",)), "demo test")
     slug = "demo-approval-gate"
     field = open_demo(page, slug, demo[slug])
@@ -110,7 +110,7 @@ def test_the_approval_gate_demo_waits_for_the_api_and_publishes_the_approved_dra
         expect(status).to_contain_text("suspended", timeout=RUN_TIMEOUT)
     expect(status).to_contain_text("Waiting at the gate review")
     expect_nodes(page, {"write": "done", "review": "waiting"})
-    expect(page.locator("#run-live[hx-trigger]")).to_have_count(1)  # still polling
+    expect(page.locator("#run-updates[hx-trigger]")).to_have_count(1)  # still listening
     expect(page.locator("#timeline")).to_contain_text("Suspended")
     wait_for_htmx(page)
 

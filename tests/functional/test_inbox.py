@@ -74,8 +74,8 @@ def test_an_approver_resolves_a_waiting_gate_and_the_run_completes(
     run_id = runs.start_run(operator, digest, {"note": "Draft 2 is ready"}).run
     assert drive_run.call(run_id) == "suspended"
 
-    # The count polls for itself (every 10 s): no reload.
-    expect(count).to_have_text("1", timeout=15_000)
+    # The page's stream brings the new count: no reload, no polling.
+    expect(count).to_have_text("1")
 
     page.get_by_role("link", name="Inbox").click()
     card = page.locator("article.inbox-card")

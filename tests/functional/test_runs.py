@@ -1,11 +1,13 @@
 """Running a graph from the browser: **Start run** on ``/g/<hash>/``, then the run page updates
-itself while a worker drives the run, and stops polling once it is finished.
+itself from its event stream while a worker drives the run, and stops listening once it is
+finished; a page of a run that rests makes no requests at all.
 
 The worker is django-tasks-db's own (the loop ``manage.py db_worker`` runs), in a thread of this
 process: the test database is SQLite in memory, which another process cannot open, so the
 worker and the live server's request threads share one connection (the ``shared_database``
 fixture). It starts only once the run is queued, so the only requests it overlaps with are the
-page's read-only polls (one shared connection must not carry two writers' transactions at once).
+page's read-only stream and fragment reads (one shared connection must not carry two writers'
+transactions at once).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import Page, expect
 
 from editor.models import Run
-from editor.services import graphs
+from editor.services import graphs, runs
+from editor.tasks import drive_run
 from tests.functional.browser import running_worker, wait_for_htmx
 
 #: write (echo) → publish (echo): runs to completion on the built-in tools.
@@ -31,6 +34,10 @@ ECHO_CHAIN = {
     ],
     "edges": [{"from": "write", "to": "publish"}],
 }
+
+
+def event_count(run_id: str) -> int:
+    return Run.objects.get(pk=run_id).event_count
 
 
 @pytest.fixture
@@ -60,7 +67,7 @@ def test_an_operator_starts_a_run_and_watches_it_complete(
     expect(page).to_have_url(re.compile(r"/runs/[0-9a-f-]{36}/$"))
     status = page.locator(".run-status")
     expect(status).to_contain_text("queued")
-    expect(page.locator("#run-live[hx-trigger]")).to_have_count(1)
+    expect(page.locator("#run-updates[hx-trigger]")).to_have_count(1)
 
     with running_worker(shared_database):
         expect(status).to_contain_text("completed", timeout=20_000)
@@ -68,7 +75,55 @@ def test_an_operator_starts_a_run_and_watches_it_complete(
     expect(status).to_contain_text('"topic": "tea"')
     expect(page.locator("#run-canvas svg")).to_contain_text("tool · done")
     expect(page.locator("#timeline")).to_contain_text("RunCompleted")
-    # The server's last answer carried no trigger: the polling has stopped, and Abandon is gone.
-    expect(page.locator("#run-live[hx-trigger]")).to_have_count(0)
+    # The server's last answer took the trigger away: the page stops listening for the run, and
+    # Abandon is gone.
+    expect(page.locator("#run-updates[hx-trigger]")).to_have_count(0)
     expect(page.get_by_role("button", name="Abandon run")).to_have_count(0)
     wait_for_htmx(page)
+
+
+#: write (echo) → review (gate) → publish (echo).
+GATED = {
+    "schema_version": 1,
+    "nodes": [
+        {"kind": "tool", "payload": {"id": "write", "tool": "echo"}},
+        {
+            "kind": "gate",
+            "payload": {"id": "review", "approval_schema": {"type": "object"}},
+        },
+        {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
+    ],
+    "edges": [{"from": "write", "to": "review"}, {"from": "review", "to": "publish"}],
+}
+
+
+def test_the_page_of_a_resting_run_makes_no_requests_and_hears_the_inbox_from_its_stream(
+    operator_page: Page, author: User
+) -> None:
+    page = operator_page
+    operator = User.objects.get(username="otto")
+    gated = graphs.store_graph(author, json.dumps(GATED)).graph
+    resting = runs.start_run(operator, gated, {"draft": 1}).run
+    assert drive_run.call(resting) == "suspended"
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+
+    page.goto(f"/runs/{resting}/")
+    expect(page.locator(".run-status")).to_contain_text("suspended")
+    count = page.locator("#inbox-count .inbox-count-number")
+    expect(count).to_have_text("1")
+    page.wait_for_function("() => window.__streamsOpened >= 1")
+    wait_for_htmx(page)
+    # Nothing on the page asks the server again on a timer.
+    expect(page.locator("[hx-trigger*='every']")).to_have_count(0)
+    settled = len(asked)
+
+    # Another run comes to wait for a person: the count changes on the page's stream alone.
+    other = runs.start_run(operator, gated, {"draft": 2}).run
+    assert drive_run.call(other) == "suspended"
+    expect(count).to_have_text("2")
+
+    assert asked[settled:] == []
+    assert [url for url in asked if "/live/" in url] == [
+        f"{page.url.split('/runs/')[0]}/live/?run={resting}&seen={event_count(resting)}"
+    ]

@@ -131,7 +131,19 @@ def test_the_dockerfile_runs_the_script_as_a_non_root_user_with_a_health_check()
     assert re.search(
         r'^HEALTHCHECK .*\n\s+CMD \["python", "/app/docker/healthcheck.py"\]', text, re.MULTILINE
     )
-    assert re.search(r'^CMD \["gunicorn", "editor.wsgi"', text, re.MULTILINE)
+    assert image_command()[:4] == [
+        "gunicorn",
+        "editor.asgi:application",
+        "--worker-class",
+        "editor.server.UvicornWorker",
+    ]
+
+
+def image_command() -> list[str]:
+    """The image's default command: the ``CMD`` of the Dockerfile (its exec form)."""
+    found = re.search(r"^CMD (\[.*\])$", (PROJECT / "Dockerfile").read_text(), re.MULTILINE)
+    assert found, "the Dockerfile has no CMD in exec form"
+    return list(json.loads(found.group(1)))
 
 
 def free_port() -> int:
@@ -196,10 +208,12 @@ def health_check(built: tuple[Path, Path], environment: dict[str, str]) -> int:
 
 @pytest.fixture(scope="module")
 def web(built: tuple[Path, Path], image_environment: dict[str, str]) -> Iterator[str]:
-    """The image's default command, gunicorn, serving until the health check passes."""
+    """The image's default command (gunicorn with uvicorn workers), serving until the health
+    check passes."""
     workdir, venv = built
+    program, *arguments = image_command()
     server = subprocess.Popen(
-        [str(venv / "bin" / "gunicorn"), "editor.wsgi", "--access-logfile", "-"],
+        [str(venv / "bin" / program), *arguments],
         cwd=workdir,
         env=image_environment,
         stdout=subprocess.DEVNULL,

@@ -76,7 +76,7 @@ def test_an_approver_resolves_a_gate_and_the_receipt_replaces_the_card(
     assert "Resolved by <strong>april</strong>" in body
     assert "&quot;approved&quot;: true" in body
     assert "Looks good" in body
-    assert 'hx-swap-oob="true"><span class="inbox-count-number">0</span>' in body
+    assert 'hx-swap-oob="true"><span class="inbox-count-number" sse-swap="count">0</span>' in body
     resumed = RunEvent.objects.get(run_id=run_id, kind="Resumed")
     assert resumed.payload["input"] == {"approved": True}
     assert resumed.payload["by"] == "april"
@@ -322,7 +322,10 @@ def test_the_navigation_bar_counts_what_waits_on_every_page(
     client: Client, author: User, operator: User, approver: User
 ) -> None:
     signed_in(client, author)
-    assert '<span class="inbox-count-number">0</span>' in client.get("/").content.decode()
+    assert (
+        '<span class="inbox-count-number" sse-swap="count">0</span>'
+        in client.get("/").content.decode()
+    )
 
     waiting(author, operator)
     waiting(author, operator)
@@ -330,10 +333,11 @@ def test_the_navigation_bar_counts_what_waits_on_every_page(
     home = client.get("/").content.decode()
     fragment = client.get("/inbox/count/").content.decode()
     assert '<a href="/inbox/">Inbox <span id="inbox-count"' in home
-    assert '<span class="inbox-count-number">2</span>' in home
-    assert 'hx-trigger="every 10s"' in home
+    assert '<span class="inbox-count-number" sse-swap="count">2</span>' in home
+    assert 'sse-connect="/live/"' in home  # the count's news comes from the page's stream
+    assert "every 10s" not in home
     assert fragment.startswith('<span id="inbox-count"')
-    assert '<span class="inbox-count-number">2</span>' in fragment
+    assert '<span class="inbox-count-number" sse-swap="count">2</span>' in fragment
 
 
 def test_the_resolved_tab_lists_the_decisions_newest_first(

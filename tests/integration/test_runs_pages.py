@@ -251,14 +251,17 @@ def test_a_completed_run_shows_its_output_canvas_and_timeline_and_does_not_poll(
     assert_no_inline_script(page)
 
 
-def test_a_live_run_polls_its_fragment_and_offers_abandon_to_operators(
+def test_a_live_run_listens_to_its_stream_and_offers_abandon_to_operators(
     operator_client: Client, operator: User, echo_chain: str
 ) -> None:
     run_id = started(operator, echo_chain)
 
     page = operator_client.get(f"/runs/{run_id}/").content.decode()
 
-    assert f'hx-get="/runs/{run_id}/?seen=1" hx-trigger="every 1s"' in page
+    assert f'sse-connect="/live/?run={run_id}&amp;seen=1"' in page
+    assert f'hx-get="/runs/{run_id}/" hx-trigger="sse:run" hx-include="#run-seen"' in page
+    assert '<input type="hidden" id="run-seen" name="seen" value="1">' in page
+    assert "every 1s" not in page
     assert "Waiting for a worker" in page
     assert f'action="/runs/{run_id}/abandon/"' in page
 
@@ -270,7 +273,7 @@ def test_a_reader_sees_a_live_run_without_abandon(
 
     page = reader_client.get(f"/runs/{run_id}/").content.decode()
 
-    assert 'hx-trigger="every 1s"' in page
+    assert 'hx-trigger="sse:run"' in page
     assert "Abandon run" not in page
 
 

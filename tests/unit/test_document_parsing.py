@@ -1247,3 +1247,37 @@ def test_a_mutated_document_parses_or_is_one_malformed_document(
     else:
         container.insert(key, replacement)
     _parses_or_is_malformed(text(mutated))
+
+
+@pytest.mark.parametrize(
+    ("node", "named"),
+    [
+        ({"kind": "delay", "payload": {"id": "wait", "seconds": 5}}, "`delay` nodes"),
+        (
+            {
+                "kind": "fold",
+                "payload": {
+                    "id": "f",
+                    "body": {"kind": "node", "value": "b"},
+                    "max_iterations": 3,
+                    "stop_when": "true",
+                    "join": {"kind": "last"},
+                    "on_bound": "fail",
+                },
+            },
+            "`on_bound`",
+        ),
+    ],
+)
+def test_what_later_versions_of_the_format_added_is_refused_as_such(
+    node: dict[str, object], named: str
+) -> None:
+    document = {"schema_version": 1, "nodes": [node], "edges": []}
+
+    with pytest.raises(MalformedDocument) as refused:
+        parse_document(json.dumps(document))
+
+    assert f"({named} come" in str(refused.value)
+    assert "from a later version of the format than the salvor_graph v1 this server reads" in str(
+        refused.value
+    )

@@ -113,6 +113,13 @@ def session_caller(user: User, *, with_csrf_token: bool = True) -> Caller:
     return Caller(client, {"X-CSRFToken": secret} if with_csrf_token else {})
 
 
+def json_of(response: HttpResponse) -> Any:
+    """The JSON body of an answer, streamed (a whole list) or not."""
+    if response.streaming:
+        return json.loads(b"".join(response.streaming_content))
+    return response.json()
+
+
 def error_of(response: HttpResponse) -> dict[str, Any]:
     """The ``error`` object of an envelope, checking the envelope's shape on the way."""
     assert response["Content-Type"].startswith("application/json"), response.content[:200]

@@ -8,7 +8,7 @@ import pytest
 
 from editor.graph import agent_def_hash, hash_value, parse_agent_definition
 from editor.models import AgentDefinition
-from tests.integration.api.callers import Caller, as_bytes, error_of
+from tests.integration.api.callers import Caller, as_bytes, error_of, json_of
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +71,7 @@ def test_a_definition_is_answered_with_its_name_and_hashed_form(api: Caller) -> 
     assert body == {
         "agent": digest,
         "name": "Researcher",
+        "format": "json",
         "definition": {
             "model": "echo",
             "prompt": "Find sources.",
@@ -92,13 +93,13 @@ def test_the_list_is_sorted_by_name_and_pages(api: Caller) -> None:
     for name in ("charlie", "alpha", "bravo"):
         post_agent(api, {"name": name, "model": "echo", "prompt": name})
 
-    everything = api.get("/v1/agents").json()
+    everything = json_of(api.get("/v1/agents"))
     first = api.get("/v1/agents?limit=2").json()
     rest = api.get(f"/v1/agents?limit=2&cursor={first['next']}").json()
 
     assert [item["name"] for item in everything["agents"]] == ["alpha", "bravo", "charlie"]
-    assert everything["next"] is None
-    assert set(everything["agents"][0]) == {"agent", "name", "definition"}
+    assert "next" not in everything
+    assert set(everything["agents"][0]) == {"agent", "name", "format", "definition"}
     assert [item["name"] for item in first["agents"] + rest["agents"]] == [
         "alpha",
         "bravo",

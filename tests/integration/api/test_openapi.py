@@ -35,6 +35,8 @@ OPERATIONS = {
     ("get", "/v1/runs/{run}"),
     ("get", "/v1/runs/{run}/events"),
     ("get", "/v1/runs/{run}/graph"),
+    ("get", "/v1/runs/{run}/replay"),
+    ("post", "/v1/runs/{run}/resolve"),
     ("post", "/v1/runs/{run}/resume"),
     ("post", "/v1/runs/{run}/abandon"),
     ("get", "/v1/tools"),

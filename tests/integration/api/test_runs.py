@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django_tasks_db.models import DBTaskResult
 
 from editor.models import Run, RunEvent
-from tests.integration.api.callers import DANGLING, Caller, bearer_caller, error_of
+from tests.integration.api.callers import DANGLING, Caller, bearer_caller, error_of, json_of
 from tests.integration.api.running import (
     ECHO_CHAIN,
     GATED,
@@ -78,14 +78,14 @@ def test_a_run_opens_its_log_with_graph_run_started(operator_api: Caller, echo_c
     }
 
 
-def test_the_input_defaults_to_null_and_the_labels_to_none(
+def test_the_input_defaults_to_null_and_a_run_without_labels_omits_them(
     operator_api: Caller, echo_chain: str
 ) -> None:
     run_id = start(operator_api, echo_chain)
 
     (envelope,) = events_of(operator_api, run_id)
     assert envelope["event"]["payload"] == {"graph_hash": echo_chain, "input": None}
-    assert run_of(operator_api, run_id)["labels"] == {}
+    assert "labels" not in run_of(operator_api, run_id)
 
 
 def test_a_run_is_answered_with_every_field_of_spec_05(
@@ -101,11 +101,21 @@ def test_a_run_is_answered_with_every_field_of_spec_05(
         "labels",
         "status",
         "event_count",
+        "first_recorded_at",
+        "last_recorded_at",
+        "usage",
+        "step_count",
+        "driver",
         "created_at",
         "updated_at",
     }
     assert run["run"] == run_id
     assert run["labels"] == {"team": "docs", "ticket": "T-1"}
+    (started,) = events_of(operator_api, run_id)
+    assert run["first_recorded_at"] == run["last_recorded_at"] == started["recorded_at"]
+    assert run["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert run["step_count"] == 0
+    assert run["driver"] == "none"
 
 
 def test_a_started_run_is_handed_to_a_worker_when_it_is_committed(
@@ -272,10 +282,10 @@ def test_runs_are_listed_newest_first(operator_api: Caller, echo_chain: str) -> 
     first = start(operator_api, echo_chain)
     second = start(operator_api, echo_chain)
 
-    body = operator_api.get("/v1/runs").json()
+    body = json_of(operator_api.get("/v1/runs"))
 
     assert [run["run"] for run in body["runs"]] == [second, first]
-    assert body["next"] is None
+    assert "next" not in body
     assert body["runs"][0] == run_of(operator_api, second)
 
 
@@ -304,7 +314,7 @@ def test_the_runs_list_keeps_one_state(api: Caller, operator_api: Caller, echo_c
     def listed(query: str) -> list[str]:
         response = operator_api.get(f"/v1/runs?{query}")
         assert response.status_code == 200, response.content
-        return [run["run"] for run in response.json()["runs"]]
+        return [run["run"] for run in json_of(response)["runs"]]
 
     assert listed("status=suspended") == [suspended]
     assert listed("status=queued") == [queued]

@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from editor.engine.errors import RunLost
 from editor.models import Run
-from editor.services import runs
+from editor.services import resolutions, runs
 from editor.services.errors import NotSuspended, RunBusy
 from tests.integration.api.callers import Caller, bearer_caller, error_of, make_user
 from tests.integration.api.running import (
@@ -160,7 +160,8 @@ def test_an_input_that_breaks_the_schema_is_400_with_every_violation_and_records
 
     assert response.status_code == 400
     error = error_of(response)
-    assert error["code"] == "bad_request"
+    assert error["code"] == "approval_schema_violation"
+    assert error["details"]["node"] == "review"
     violations = error["details"]["violations"]
     assert sorted(violation["path"] for violation in violations) == ["$.approved", "$.note"]
     assert all(violation["message"] for violation in violations)
@@ -211,7 +212,7 @@ def test_of_two_resolutions_racing_exactly_one_is_recorded(
     # The rival reads the same suspension, then resolves it between this resume's read and
     # its write: the database lets only the first write in.
     rival = make_user("amos", "approvers")
-    prepare = runs.prepare_resume
+    prepare = resolutions.prepare_resume
     raced: list[bool] = []
 
     def prepare_then_lose_the_race(*args: Any, **kwargs: Any) -> Any:
@@ -221,7 +222,7 @@ def test_of_two_resolutions_racing_exactly_one_is_recorded(
             runs.resume(rival, suspended, {"input": {"approved": False}})
         return prepared
 
-    monkeypatch.setattr(runs, "prepare_resume", prepare_then_lose_the_race)
+    monkeypatch.setattr(resolutions, "prepare_resume", prepare_then_lose_the_race)
 
     with pytest.raises(NotSuspended) as lost:
         runs.resume(approver, suspended, APPROVED)
@@ -353,6 +354,8 @@ def test_an_operator_abandons_a_suspended_run_with_a_reason(
     assert response.status_code == 200
     assert response.json() == {
         "run": suspended,
+        "abandoned": True,
+        "appended_seq": len(events_of(operator_api, suspended)) - 1,
         "status": {"state": "abandoned", "reason": "wrong draft"},
     }
     last = events_of(operator_api, suspended)[-1]["event"]
@@ -368,7 +371,12 @@ def test_a_run_is_abandoned_without_a_reason(operator_api: Caller, queued: str, 
     response = operator_api.post(f"/v1/runs/{queued}/abandon", body)
 
     assert response.status_code == 200, response.content
-    assert response.json() == {"run": queued, "status": {"state": "abandoned"}}
+    assert response.json() == {
+        "run": queued,
+        "abandoned": True,
+        "appended_seq": 1,
+        "status": {"state": "abandoned"},
+    }
 
 
 def test_an_abandoned_run_is_not_driven(operator_api: Caller, queued: str) -> None:
@@ -379,7 +387,7 @@ def test_an_abandoned_run_is_not_driven(operator_api: Caller, queued: str) -> No
     assert kinds_of(operator_api, queued) == ["GraphRunStarted", "RunAbandoned"]
 
 
-def test_abandoning_a_finished_run_is_409_already_finished(
+def test_abandoning_a_finished_run_is_409_wrong_state_already_finished(
     operator_api: Caller, queued: str
 ) -> None:
     drive(queued)
@@ -388,17 +396,20 @@ def test_abandoning_a_finished_run_is_409_already_finished(
     response = operator_api.post(f"/v1/runs/{queued}/abandon", {"reason": "late"})
 
     assert response.status_code == 409
-    assert error_of(response)["code"] == "already_finished"
+    error = error_of(response)
+    assert error["code"] == "wrong_state"
+    assert error["details"] == {"state": "completed", "reason": "already_finished"}
     assert event_count(queued) == before
 
 
-def test_abandoning_twice_is_409_already_finished(operator_api: Caller, queued: str) -> None:
+def test_abandoning_twice_is_409_wrong_state(operator_api: Caller, queued: str) -> None:
     assert operator_api.post(f"/v1/runs/{queued}/abandon", {}).status_code == 200
 
     response = operator_api.post(f"/v1/runs/{queued}/abandon", {})
 
     assert response.status_code == 409
-    assert error_of(response)["code"] == "already_finished"
+    assert error_of(response)["code"] == "wrong_state"
+    assert error_of(response)["details"]["reason"] == "already_finished"
 
 
 def test_a_resume_of_an_abandoned_run_is_409_not_suspended(
@@ -415,7 +426,7 @@ def test_a_resume_of_an_abandoned_run_is_409_not_suspended(
 def test_an_abandon_that_races_a_workers_step_is_recorded_after_it(
     operator: User, operator_api: Caller, monkeypatch: pytest.MonkeyPatch, queued: str
 ) -> None:
-    prepare = runs.prepare_abandon
+    prepare = resolutions.prepare_abandon
     calls: list[int] = []
 
     def prepare_while_the_worker_appends(*args: Any, **kwargs: Any) -> Any:
@@ -425,7 +436,7 @@ def test_an_abandon_that_races_a_workers_step_is_recorded_after_it(
             record(queued, ("NodeEntered", {"node": "write"}))
         return prepared
 
-    monkeypatch.setattr(runs, "prepare_abandon", prepare_while_the_worker_appends)
+    monkeypatch.setattr(resolutions, "prepare_abandon", prepare_while_the_worker_appends)
 
     outcome = runs.abandon(operator, queued, "stop")
 
@@ -446,7 +457,7 @@ def test_an_abandon_that_keeps_losing_is_409_run_busy(
         def record(self, *args: Any) -> None:
             raise RunLost("someone else appended")
 
-    monkeypatch.setattr(runs, "_store", AlwaysLost)
+    monkeypatch.setattr(resolutions, "store", AlwaysLost)
 
     with pytest.raises(RunBusy):
         runs.abandon(operator, queued, None)

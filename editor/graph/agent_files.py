@@ -1,0 +1,185 @@
+"""The reference's agent files (TOML, or the same fields as JSON) read into a definition.
+
+The reference's parser is ``salvor_cli_core::agent_config`` (``AgentConfig::from_toml_str``):
+unknown fields are refused, and so are the fields it knows that have no meaning on this server.
+What maps here:
+
+========================  ===========================================================
+reference field           Gatehouse definition
+========================  ===========================================================
+``model``                 ``model`` (one this installation has: ``echo``, ``scripted``,
+                          ``openai:<name>``)
+``name``                  ``name`` (not hashed)
+``system_prompt``         ``prompt`` (absent: empty)
+``budgets.steps``         ``budget.max_steps``
+``budgets.tokens``        ``budget.max_tokens``
+``output_schema``         ``output_schema``
+``record_prompts=false``  nothing (request bodies are never recorded here)
+========================  ===========================================================
+
+Two of Gatehouse's own fields are read beside them, since the reference has no way to name
+this server's tools: ``tools`` (names from the registry, ``GET /v1/tools``) and ``options``
+(the scripted model's ``replies``). Every other field the reference knows is refused with
+``unsupported_field``, naming it and why: tools come from MCP servers and WebAssembly
+components there (``mcp_servers``, ``wasm_tools``, and the ``idempotency_keys`` declared in
+them: every tool call here carries a key derived from its run, node and position), prompts and
+schemas from files beside the agent file (``*_path``), the model endpoint from the agent
+(``llm``), and cost and wall-time budgets need prices and clocks per agent (``pricing``,
+``budgets.cost_usd``, ``budgets.wall_time_seconds``, ``max_response_tokens``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from editor.graph.agents import AgentDefinition, parse_agent_definition
+from editor.graph.errors import InvalidAgentDefinition
+
+__all__ = [
+    "GATEHOUSE_ONLY_FIELDS",
+    "is_reference_definition",
+    "parse_reference_agent",
+    "read_agent_toml",
+]
+
+#: The fields of the reference's ``AgentConfig``, in its order.
+REFERENCE_FIELDS = (
+    "model",
+    "name",
+    "system_prompt",
+    "system_prompt_path",
+    "llm",
+    "budgets",
+    "pricing",
+    "max_response_tokens",
+    "output_schema",
+    "output_schema_path",
+    "mcp_servers",
+    "wasm_tools",
+    "record_prompts",
+)
+_BUDGET_FIELDS = ("steps", "tokens", "cost_usd", "wall_time_seconds")
+#: Fields only Gatehouse's own definition has: a JSON body with one of them is read as ours.
+GATEHOUSE_ONLY_FIELDS = ("prompt", "budget", "options")
+#: Gatehouse's fields read beside the reference's (it has no way to name this server's tools).
+_EXTENSIONS = ("tools", "options")
+
+_WHY_UNSUPPORTED = {
+    "system_prompt_path": "a file beside the agent file means nothing to this server: "
+    "give the prompt inline as `system_prompt`",
+    "output_schema_path": "a file beside the agent file means nothing to this server: "
+    "give the schema inline as `[output_schema]`",
+    "llm": "the model endpoint is this installation's (GATEHOUSE_OPENAI_BASE_URL), not an agent's",
+    "pricing": "cost budgets are not supported here: budget `steps` or `tokens`",
+    "max_response_tokens": "the response size is the model provider's to set here",
+    "mcp_servers": "this server runs no MCP servers (nor their `idempotency_keys`: every tool "
+    "call here carries a key derived from its run, node and position); name tools from "
+    "this installation's registry in `tools` (GET /v1/tools)",
+    "wasm_tools": "this server runs no WebAssembly tools (nor their `idempotency_key`); "
+    "name tools from this installation's registry in `tools` (GET /v1/tools)",
+    "budgets.cost_usd": "cost budgets are not supported here: budget `steps` or `tokens`",
+    "budgets.wall_time_seconds": "wall-time budgets are not supported per agent here (a "
+    "run's wall time is GATEHOUSE_RUN_WALL_TIME): budget `steps` or `tokens`",
+    "record_prompts": "this server never records model request bodies",
+}
+
+
+def _unsupported(field: str) -> dict[str, str]:
+    return {
+        "code": "unsupported_field",
+        "message": f"`{field}` is not supported here: {_WHY_UNSUPPORTED[field]}",
+        "field": field,
+    }
+
+
+def _malformed(message: str, field: str) -> dict[str, str]:
+    return {"code": "malformed_definition", "message": message, "field": field}
+
+
+def read_agent_toml(data: bytes | str) -> dict[str, Any]:
+    """An agent file's TOML as a table; raises :class:`InvalidAgentDefinition`."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as error:
+        raise InvalidAgentDefinition(
+            [_malformed(f"the agent file is not UTF-8 text: {error.reason}", "")]
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InvalidAgentDefinition(
+            [_malformed(f"the agent file is not valid TOML: {error}", "")]
+        ) from None
+
+
+def is_reference_definition(raw: Any) -> bool:
+    """Whether a JSON definition is written in the reference's fields rather than ours."""
+    return isinstance(raw, dict) and not any(key in raw for key in GATEHOUSE_ONLY_FIELDS)
+
+
+def _budget(raw: Any, errors: list[dict[str, str]]) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        errors.append(_malformed("`budgets` must be a table", "budgets"))
+        return None
+    budget: dict[str, Any] = {}
+    for key, value in raw.items():
+        where = f"budgets.{key}"
+        if key not in _BUDGET_FIELDS:
+            expected = ", ".join(f"`{name}`" for name in _BUDGET_FIELDS)
+            errors.append(
+                _malformed(f"unknown field `{key}` in `budgets`, expected {expected}", where)
+            )
+        elif key in ("cost_usd", "wall_time_seconds"):
+            errors.append(_unsupported(where))
+        else:
+            budget[f"max_{key}"] = value
+    return budget
+
+
+def parse_reference_agent(raw: Any) -> AgentDefinition:
+    """A reference agent file's fields (a TOML table, or the same as a JSON object) as a
+    definition; raises :class:`InvalidAgentDefinition` listing every problem: the unsupported
+    and unknown fields, then whatever Gatehouse's own definition refuses in what maps."""
+    if not isinstance(raw, dict):
+        raise InvalidAgentDefinition(
+            [_malformed("an agent definition must be a table of fields", "")]
+        )
+    errors: list[dict[str, str]] = []
+    for key, value in raw.items():
+        if key in _WHY_UNSUPPORTED and not (key == "record_prompts" and value is False):
+            errors.append(_unsupported(key))
+        elif key not in REFERENCE_FIELDS and key not in _EXTENSIONS:
+            known = ", ".join(f"`{name}`" for name in (*REFERENCE_FIELDS, *_EXTENSIONS))
+            errors.append(_malformed(f"unknown field `{key}`, expected one of {known}", key))
+    mapped: dict[str, Any] = {"prompt": raw.get("system_prompt", "")}
+    for key in ("model", "name", "output_schema", *_EXTENSIONS):
+        if key in raw:
+            mapped[key] = raw[key]
+    if "system_prompt" in raw and not isinstance(raw["system_prompt"], str):
+        errors.append(_malformed("`system_prompt` must be a string", "system_prompt"))
+        mapped["prompt"] = ""
+    budget = _budget(raw.get("budgets"), errors)
+    if budget:
+        mapped["budget"] = budget
+    try:
+        definition = parse_agent_definition(mapped)
+    except InvalidAgentDefinition as error:
+        errors += [_reference_names(problem) for problem in error.errors]
+    if errors:
+        raise InvalidAgentDefinition(errors)
+    return definition
+
+
+def _reference_names(problem: dict[str, str]) -> dict[str, str]:
+    """A problem Gatehouse's definition found, located by the reference's field names."""
+    field = problem.get("field", "")
+    renamed = {"prompt": "system_prompt"}.get(field, field)
+    if renamed.startswith("budget.max_"):
+        renamed = "budgets." + renamed.removeprefix("budget.max_")
+    message = problem["message"]
+    if renamed != field:
+        message = message.replace(f"`{field}`", f"`{renamed}`")
+    return {**problem, "message": message, "field": renamed}

@@ -1,0 +1,270 @@
+"""Resolving and abandoning runs (spec 04 *Suspension and resume*, spec 05 *Runs*).
+
+What this module writes, it writes through the store's unleased append
+(``OrmRunStore.record``), which is guarded by the run's event count: of two writers of the same
+position in a log exactly one wins, so a suspension is resolved exactly once and an abandon
+never interleaves with a worker's step. A resolved run is handed back to a worker.
+
+The request bodies are the reference's: ``{"input", "comment"?}`` for a gate; for a budget the
+reference's ``{"extend": {"steps" | "tokens": n}}`` (as the input, or beside it) or our
+``{"limit": n}``; for a reconciliation ``{"output": …}`` or ``{"retry": true}``, or
+:func:`resolve`. Who may do what is spec 06's table: *approvers* resolve gates, *operators*
+raise budgets, reconcile writes, recover and abandon runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from editor.engine import prepare_abandon, prepare_resume, run_status
+from editor.engine.errors import InvalidResumeInput, NotParked, RunLost, TransitionRefused
+from editor.engine.states import PARKED, RunState
+from editor.engine.status import scope_key
+from editor.models import Run
+from editor.services.access import can_approve, can_operate
+from editor.services.errors import (
+    AlreadyFinished,
+    InvalidRequest,
+    InvalidResume,
+    NotAllowed,
+    NotSuspended,
+    RunBusy,
+    WrongState,
+)
+from editor.services.run_rows import public_status, record, run_row, store
+from editor.services.storable import check_storable
+from editor.tasks import enqueue_run
+
+__all__ = [
+    "AbandonOutcome",
+    "ResolveOutcome",
+    "ResumeOutcome",
+    "abandon",
+    "resolve",
+    "resume",
+]
+
+#: How often an abandon retries when a worker appended between its read and its write. A
+#: worker appends once per engine step, so losing this many times in a row means the run is
+#: appending far faster than any real step; the caller is told to try again.
+_ABANDON_ATTEMPTS = 10
+
+#: Who resolves what: a gate needs an approver, a budget or a reconciliation an operator.
+_RESOLVER = {"gate": can_approve, "budget": can_operate, "reconciliation": can_operate}
+
+_PARKED = frozenset(state.value for state in PARKED)
+_DRIVABLE = frozenset({RunState.QUEUED.value, RunState.RUNNING.value})
+#: The budgets a run here can exceed: what the reference's ``extend`` may name.
+_EXTENDABLE = ("steps", "tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeOutcome:
+    """``POST /v1/runs/{id}/resume``'s answer: the resolution is recorded, a worker drives on."""
+
+    run: str
+    status: str = RunState.RUNNING.value
+    outcome: str = "driving"
+
+
+@dataclass(frozen=True, slots=True)
+class AbandonOutcome:
+    """``POST /v1/runs/{id}/abandon``'s receipt: where ``RunAbandoned`` landed."""
+
+    run: str
+    status: dict[str, Any]
+    appended_seq: int
+    abandoned: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveOutcome:
+    """``POST /v1/runs/{id}/resolve``'s answer: the write's output is recorded."""
+
+    run: str
+    status: dict[str, Any]
+    resolved: bool = True
+
+
+def _actor(user: Any) -> str:
+    return str(user.get_username())
+
+
+def _pending_item(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any] | None:
+    """The pending item a resume resolves: the one ``body`` names (``node``, ``scope``), or
+    the oldest (as the engine picks it)."""
+    pending = status.get("pending") or []
+    if body.get("node") is None:
+        return pending[0] if pending else None
+    scope = scope_key(body.get("scope"))
+    for item in pending:
+        if item.get("node") == body["node"] and scope_key(item.get("scope")) == scope:
+            return item
+    return None
+
+
+def _check_resolver(user: Any, item: dict[str, Any] | None) -> None:
+    if item is None:
+        # Nothing to resolve: the engine says so (409), unless the caller may resolve nothing.
+        if not (can_approve(user) or can_operate(user)):
+            raise NotAllowed()
+        return
+    allowed = _RESOLVER.get(str(item.get("kind")), can_operate)
+    if not allowed(user):
+        raise NotAllowed()
+
+
+def _budget_input(item: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """The reference's ``{"extend": {kind: n}}`` (the input, or beside it) as ``{"limit": n}``
+    for the budget the run exceeded; any other input unchanged."""
+    value = body.get("input")
+    extend = body.get("extend")
+    if extend is None and isinstance(value, dict) and set(value) == {"extend"}:
+        extend = value["extend"]
+    if extend is None:
+        return body
+    kind = str((item.get("budget") or {}).get("kind"))
+    if not isinstance(extend, dict) or len(extend) != 1:
+        message = f'give {{"extend": {{"{kind}": <the new limit>}}}}'
+        raise InvalidResume([{"path": "$.extend", "message": message}], item["node"], "budget")
+    ((named, limit),) = extend.items()
+    if named != kind:
+        known = " or ".join(f"`{name}`" for name in _EXTENDABLE)
+        message = (
+            f"the run exceeded its `{kind}` budget, so `extend` must name `{kind}`, not `{named}`"
+            if named in _EXTENDABLE
+            else f"`{named}` is not a budget here: `extend` takes {known}"
+        )
+        raise InvalidResume(
+            [{"path": f"$.extend.{named}", "message": message}], item["node"], "budget"
+        )
+    return {**body, "input": {"limit": limit}}
+
+
+def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
+    """Resolve a parked run (``body``: ``{"input", "comment"?}``) and hand it back to a worker;
+    without an ``input``, hand a run that is queued or running to a worker again (the
+    reference's recovery of a crashed run: the lease keeps it from being driven twice).
+
+    The input is checked before anything is recorded. Exactly once: the resolution is appended
+    at the log's next position, so when two people resolve the same suspension together the
+    database lets one in and the other learns who resolved it and when (:class:`NotSuspended`).
+    """
+    check_storable(body)
+    run = run_row(run_id)
+    current = record(run)
+    status = run_status(current.events)
+    has_input = "input" in body or "extend" in body
+    if not has_input and status["state"] in _DRIVABLE:
+        return _recover(user, current.run_id)
+    item = _pending_item(status, body)
+    _check_resolver(user, item)
+    if item is not None and not has_input:
+        raise InvalidRequest(
+            f"the run waits at `{item['node']}`: the resume body needs an `input`", "input"
+        )
+    if item is not None and item["kind"] == "budget":
+        body = _budget_input(item, body)
+    try:
+        events, after = prepare_resume(current, body, _actor(user), timezone.now())
+    except NotParked as error:
+        raise NotSuspended(error.state, error.resolved_by, error.resolved_at) from None
+    except InvalidResumeInput as error:
+        node = item["node"] if item is not None else None
+        kind = item["kind"] if item is not None else "gate"
+        raise InvalidResume(error.violations, node, kind) from None
+    try:
+        with transaction.atomic():
+            store().record(current.run_id, events, after)
+            enqueue_run(current.run_id)
+    except (RunLost, TransitionRefused):
+        # Someone appended first: most likely another resolution of the same suspension.
+        raise _lost_resolution(run, body, user) from None
+    return ResumeOutcome(current.run_id)
+
+
+def _recover(user: Any, run_id: str) -> ResumeOutcome:
+    if not can_operate(user):
+        raise NotAllowed()
+    with transaction.atomic():
+        enqueue_run(run_id)
+    return ResumeOutcome(run_id)
+
+
+def _lost_resolution(run: Run, body: dict[str, Any], user: Any) -> NotSuspended:
+    """Why a resume lost the race: the winner's name and time, read back from the log."""
+    current = record(run)
+    try:
+        prepare_resume(current, body, _actor(user), timezone.now())
+    except NotParked as error:
+        return NotSuspended(error.state, error.resolved_by, error.resolved_at)
+    except InvalidResumeInput:
+        pass
+    status = run_status(current.events)
+    return NotSuspended(str(status.get("state", run.state)))
+
+
+def resolve(user: Any, run_id: str, output: Any) -> ResolveOutcome:
+    """Record what a write that was cut off did (``POST /v1/runs/{id}/resolve``): the oldest
+    dangling write of the run takes ``output`` as its result, and a worker drives on.
+
+    A run with no dangling write is :class:`WrongState`, and nothing is recorded."""
+    if not can_operate(user):
+        raise NotAllowed()
+    check_storable({"output": output})
+    run = run_row(run_id)
+    current = record(run)
+    status = run_status(current.events)
+    item = next(
+        (entry for entry in status.get("pending") or [] if entry["kind"] == "reconciliation"),
+        None,
+    )
+    if item is None:
+        raise WrongState(
+            status["state"],
+            f"the run has no write to resolve (it is `{status['state']}`)",
+        )
+    body: dict[str, Any] = {"input": {"output": output}, "node": item["node"]}
+    if item.get("scope"):
+        body["scope"] = item["scope"]
+    try:
+        events, after = prepare_resume(current, body, _actor(user), timezone.now())
+    except (NotParked, InvalidResumeInput):  # pragma: no cover - the item was just read
+        raise WrongState(status["state"]) from None
+    try:
+        with transaction.atomic():
+            store().record(current.run_id, events, after)
+            enqueue_run(current.run_id)
+    except (RunLost, TransitionRefused):
+        state = run_status(record(run).events)["state"]
+        raise WrongState(state, "the write was resolved, or the run changed, meanwhile") from None
+    return ResolveOutcome(current.run_id, public_status(after))
+
+
+def abandon(user: Any, run_id: str, reason: str | None = None) -> AbandonOutcome:
+    """Abandon a run that has not finished; a worker driving it stops before its next append.
+
+    When a worker appends between this read and this write, the abandon is prepared again on
+    the longer log (a bounded number of times)."""
+    if not can_operate(user):
+        raise NotAllowed()
+    check_storable({"reason": reason})
+    run = run_row(run_id)
+    for _attempt in range(_ABANDON_ATTEMPTS):
+        current = record(run)
+        try:
+            events, status = prepare_abandon(current, reason or None, _actor(user), timezone.now())
+        except TransitionRefused as error:
+            raise AlreadyFinished(error.current) from None
+        try:
+            store().record(current.run_id, events, status)
+        except RunLost:
+            continue
+        except TransitionRefused as error:  # the run finished meanwhile
+            raise AlreadyFinished(error.current) from None
+        return AbandonOutcome(current.run_id, public_status(status), events[0].seq)
+    raise RunBusy()

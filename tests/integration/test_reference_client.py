@@ -1,0 +1,384 @@
+"""The reference's own Python client (``salvor`` 0.10.0) against Gatehouse, and nothing else.
+
+A real server (gunicorn with uvicorn workers, as the image runs it) and real ``db_worker``
+processes, on a database of their own: a SQLite file, or on PostgreSQL (CI's second pass) a
+database created for this module on the same server and dropped after it. Everything the tests
+do goes through ``salvor.Client`` and ``salvor.AsyncClient``: graphs submitted, validated,
+listed and read; an agent registered from the reference's TOML agent file; a run streamed to
+its gate, resumed, streamed to the end; its graph projection and replay; more than fifty runs
+listed; a run abandoned; a write cut off by a killed worker resolved by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import salvor
+from django.conf import settings
+from salvor import AsyncClient, Client, SalvorAPIError
+
+from tests.faults.processes import Processes, Server, manage, wait_until
+
+SUBJECT = {"topic": "tea"}
+
+#: The reference's agent file, as a user of the reference writes one (echo: offline).
+DRAFTER_TOML = """\
+# Drafts a note on the topic it is given.
+model = "echo"
+name = "drafter"
+system_prompt = "Draft a short note on the topic you are given."
+
+[budgets]
+steps = 3
+
+[output_schema]
+type = "object"
+required = ["topic"]
+"""
+
+APPROVAL = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}},
+    "required": ["approved"],
+}
+
+
+def drafted(agent: str) -> dict[str, Any]:
+    """draft (the agent) → review (a gate) → publish (echo)."""
+    return {
+        "schema_version": 1,
+        "nodes": [
+            {"kind": "agent", "payload": {"id": "draft", "agent_hash": agent}},
+            {
+                "kind": "gate",
+                "payload": {"id": "review", "prompt": "Publish?", "approval_schema": APPROVAL},
+            },
+            {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
+        ],
+        "edges": [{"from": "draft", "to": "review"}, {"from": "review", "to": "publish"}],
+    }
+
+
+ECHO_CHAIN = {
+    "schema_version": 1,
+    "nodes": [
+        {"kind": "tool", "payload": {"id": "write", "tool": "echo"}},
+        {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
+    ],
+    "edges": [{"from": "write", "to": "publish"}],
+}
+
+#: call (a write that waits for a file: ``tests.integration.runs.slow_tools``) → after (echo).
+HELD_WRITE = {
+    "schema_version": 1,
+    "nodes": [
+        {"kind": "tool", "payload": {"id": "call", "tool": "hold_write"}},
+        {"kind": "tool", "payload": {"id": "after", "tool": "echo"}},
+    ],
+    "edges": [{"from": "call", "to": "after"}],
+}
+
+
+# --- The server and its workers ---------------------------------------------------------------
+
+
+def _database(folder: Path) -> Iterator[str]:
+    """A ``DATABASE_URL`` of a database for this module alone; dropped afterwards."""
+    default = settings.DATABASES["default"]
+    if "postgresql" not in default["ENGINE"]:
+        yield f"sqlite:///{folder / 'gatehouse.sqlite3'}"
+        return
+    name = f"gatehouse_client_{uuid.uuid4().hex[:12]}"
+    login = {
+        "host": default["HOST"] or None,
+        "port": default["PORT"] or None,
+        "user": default["USER"] or None,
+        "password": default["PASSWORD"] or None,
+        "dbname": default["NAME"],
+        "autocommit": True,
+    }
+    with psycopg.connect(**login) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    credentials = f"{default['USER']}:{default['PASSWORD']}@" if default["USER"] else ""
+    try:
+        yield f"postgres://{credentials}{default['HOST']}:{default['PORT'] or 5432}/{name}"
+    finally:
+        with psycopg.connect(**login) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class Deployment:
+    """The server, its workers and an API token of a user with every role."""
+
+    def __init__(self, processes: Processes, server: Server, token: str, folder: Path) -> None:
+        self.processes = processes
+        self.server = server
+        self.token = token
+        self.folder = folder
+        self.workers = [processes.worker()]
+
+    def client(self) -> Client:
+        return Client(self.server.url, self.token, max_stream_retries=20)
+
+    def async_client(self) -> AsyncClient:
+        return AsyncClient(self.server.url, self.token, max_stream_retries=20)
+
+
+@pytest.fixture(scope="module")
+def deployment() -> Iterator[Deployment]:
+    folder = Path(tempfile.mkdtemp(prefix="gatehouse-client-"))
+    databases = _database(folder)
+    try:
+        url = next(databases)
+        environment = {
+            **{
+                k: v
+                for k, v in os.environ.items()
+                if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE", "DATABASE_URL_FILE")
+            },
+            "DJANGO_SETTINGS_MODULE": "editor.settings",
+            "DATABASE_URL": url,
+            "DEBUG": "false",
+            "SECRET_KEY": "client-tests-only-secret-key-not-for-production",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "GATEHOUSE_SECURE_COOKIES": "false",
+            "GATEHOUSE_VAR_DIR": str(folder),
+            "GATEHOUSE_TOOL_MODULES": "tests.integration.runs.slow_tools",
+            "GATEHOUSE_RUN_LEASE_SECONDS": "2",
+            "GATEHOUSE_SWEEP_SECONDS": "1",
+        }
+        migrated = manage("migrate", "--no-input", env=environment)
+        assert migrated.returncode == 0, migrated.stderr
+        code = (
+            "from django.contrib.auth import get_user_model\n"
+            "from django.contrib.auth.models import Group\n"
+            "from editor.services.tokens import create_token\n"
+            "user = get_user_model().objects.create_user('client', password='unused-9431')\n"
+            "user.groups.set(Group.objects.all())\n"
+            "print('TOKEN', create_token(user, 'client')[1])\n"
+        )
+        created = manage("shell", "--no-imports", "-c", code, env=environment)
+        assert created.returncode == 0, created.stderr
+        token = created.stdout.split("TOKEN ")[-1].strip()
+        with Processes(environment, folder) as processes:
+            yield Deployment(processes, processes.server(workers=1), token, folder)
+    finally:
+        databases.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- The synchronous client -------------------------------------------------------------------
+
+
+def test_graphs_are_submitted_validated_listed_and_read(deployment: Deployment) -> None:
+    with deployment.client() as client:
+        submitted = client.submit_graph(ECHO_CHAIN)
+        again = client.submit_graph(ECHO_CHAIN)
+        checked = client.validate_graph(ECHO_CHAIN)
+        broken = client.validate_graph({"schema_version": 1, "nodes": [], "edges": [{}]})
+        listed = client.list_graphs()
+        stored = client.get_graph(submitted.graph)
+        with pytest.raises(SalvorAPIError) as unknown:
+            client.get_graph("sha256:" + "0" * 64)
+
+    assert submitted.created and not again.created and again.graph == submitted.graph
+    assert checked.valid and checked.graph == submitted.graph
+    assert checked.shape.entry_nodes == ["write"] and checked.shape.terminal_nodes == ["publish"]
+    assert not broken.valid and broken.errors
+    assert submitted.graph in [summary.graph for summary in listed]
+    assert stored.document["nodes"] == ECHO_CHAIN["nodes"]
+    assert unknown.value.code == "unknown_graph"
+
+
+def test_an_agent_registered_from_its_toml_file_runs_to_the_gate_and_on_to_the_end(
+    deployment: Deployment,
+) -> None:
+    with deployment.client() as client:
+        agent = client.register_agent(DRAFTER_TOML)
+        read_back = client.get_agent(agent)
+        graph = client.submit_graph(drafted(agent)).graph
+        run = client.start_graph_run(graph, SUBJECT, labels={"suite": "client"})
+
+        to_gate = client.stream_events(run)
+        seen = list(to_gate)
+        assert to_gate.end is not None and to_gate.end.status is not None
+        parked = to_gate.end.status
+        resumed = client.resume(run, {"approved": True})
+        rest = client.stream_events(run, from_seq=seen[-1].seq + 1)
+        later = list(rest)
+        state = client.get_run(run)
+        projection = client.get_run_graph(run)
+        replayed = client.replay(run)
+
+    assert read_back["format"] == "toml" and read_back["source"] == DRAFTER_TOML
+    assert agent in client_agents(deployment)
+    kinds = [event.kind for event in seen]
+    assert kinds[0] == "GraphRunStarted" and kinds[-1] == "Suspended"
+    assert [event.seq for event in seen + later] == list(range(len(seen) + len(later)))
+    assert parked.state == "suspended" and parked.reason == "Publish?"
+    assert parked.input_schema == APPROVAL
+    assert resumed.outcome == "driving"
+    assert later[0].kind == "Resumed" and later[-1].kind == "RunCompleted"
+    assert rest.end is not None and rest.end.status is not None
+    # The gate's answer is what it passes on: publish (echo) returns it.
+    assert rest.end.status.is_completed and rest.end.status.output == {"approved": True}
+    assert state.status.output == {"approved": True}
+    assert state.event_count == len(seen) + len(later)
+    assert state.usage is not None and state.driver is None and state.pending is None
+    assert state.first_recorded_at == seen[0].recorded_at
+    assert state.last_recorded_at == later[-1].recorded_at
+    assert {node.node: node.state for node in projection.nodes} == {
+        "draft": "exited",
+        "review": "exited",
+        "publish": "exited",
+    }
+    assert replayed.status.is_completed and replayed.next_seq == state.event_count
+
+
+def client_agents(deployment: Deployment) -> list[str]:
+    with deployment.client() as client:
+        return client.list_agents()
+
+
+def test_a_bad_agent_file_is_refused_naming_what_gatehouse_does_not_offer(
+    deployment: Deployment,
+) -> None:
+    with deployment.client() as client, pytest.raises(SalvorAPIError) as refused:
+        client.register_agent('model = "echo"\n\n[[mcp_servers]]\ncommand = "payouts"\n')
+
+    assert refused.value.status == 400 and refused.value.code == "invalid_agent"
+    assert [error["field"] for error in refused.value.details["errors"]] == ["mcp_servers"]
+
+
+def test_every_run_is_listed_however_many_there_are(deployment: Deployment) -> None:
+    with deployment.client() as client:
+        graph = client.submit_graph(ECHO_CHAIN).graph
+        started = {client.start_graph_run(graph, {"n": n}) for n in range(55)}
+        listed = client.list_runs()
+
+    assert len(listed) >= 55
+    assert started <= {summary.run for summary in listed}
+    assert all(summary.labels is None for summary in listed if summary.run in started)
+
+
+def test_a_run_is_abandoned_once_and_then_refused_as_in_the_wrong_state(
+    deployment: Deployment,
+) -> None:
+    with deployment.client() as client:
+        graph = client.submit_graph(drafted(client.register_agent(DRAFTER_TOML))).graph
+        run = client.start_graph_run(graph, SUBJECT)
+        stream = client.stream_events(run)
+        parked = list(stream)
+        receipt = client.abandon(run, "no longer needed")
+        with pytest.raises(SalvorAPIError) as again:
+            client.abandon(run)
+
+    assert stream.end is not None and stream.end.status.state == "suspended"
+    assert receipt.status.state == "abandoned" and receipt.status.reason == "no longer needed"
+    assert receipt.appended_seq == parked[-1].seq + 1
+    assert again.value.status == 409 and again.value.code == "wrong_state"
+    assert again.value.details["reason"] == "already_finished"
+
+
+def test_a_write_cut_off_by_a_killed_worker_is_resolved_by_hand(deployment: Deployment) -> None:
+    release = deployment.folder / f"release-{uuid.uuid4().hex}"
+    calls = deployment.folder / f"calls-{uuid.uuid4().hex}"
+    with deployment.client() as client:
+        graph = client.submit_graph(HELD_WRITE).graph
+        run = client.start_graph_run(graph, {"release": str(release), "calls": str(calls)})
+        with pytest.raises(SalvorAPIError) as nothing_to_resolve:
+            client.resolve(run, {"released": True})
+
+        # The write is requested and under way: its worker dies in the middle of it.
+        live = client.stream_events(run)
+        for event in live:
+            if event.kind == "ToolCallRequested":
+                break
+        wait_until(lambda: calls.exists() and calls.read_text(), "the write was called")
+        for worker in deployment.workers:
+            worker.send_signal(signal.SIGKILL)
+            worker.wait()
+        deployment.workers = [deployment.processes.worker()]
+
+        rest = client.stream_events(run, from_seq=event.seq + 1)
+        waited = list(rest)
+        resolved = client.resolve(run, {"released": True})
+        finished = client.stream_events(run, from_seq=waited[-1].seq + 1)
+        tail = list(finished)
+
+    assert nothing_to_resolve.value.code == "wrong_state"
+    assert waited[-1].kind == "ReconciliationNeeded"
+    assert rest.end is not None and rest.end.status.state == "needs_reconciliation"
+    assert resolved.run == run and resolved.status.state == "running"
+    assert tail[0].kind == "Reconciled" and tail[-1].kind == "RunCompleted"
+    assert finished.end is not None and finished.end.status.output == {"released": True}
+    assert not release.exists()  # the write itself never ran to its end
+
+
+# --- The asynchronous client ------------------------------------------------------------------
+
+
+async def _async_round(deployment: Deployment) -> dict[str, Any]:
+    async with deployment.async_client() as client:
+        agent = await client.register_agent(DRAFTER_TOML)
+        graph = (await client.submit_graph(drafted(agent))).graph
+        run = await client.start_graph_run(graph, SUBJECT)
+        first = client.stream_events(run)
+        seen = [event async for event in first]
+        await client.resume(run, {"approved": False})
+        second = client.stream_events(run, from_seq=seen[-1].seq + 1)
+        later = [event async for event in second]
+        listed = await client.list_runs()
+        replayed = await client.replay(run)
+        refused = None
+        try:
+            await client.abandon(run)
+        except SalvorAPIError as error:
+            refused = error.code
+        return {
+            "run": run,
+            "first": first,
+            "seen": seen,
+            "second": second,
+            "later": later,
+            "listed": listed,
+            "replayed": replayed,
+            "refused": refused,
+        }
+
+
+def test_the_async_client_streams_a_run_through_its_gate_to_the_end(
+    deployment: Deployment,
+) -> None:
+    # In a thread of its own: an event loop may run in this one (the browser tests leave one).
+    outcome: dict[str, Any] = {}
+    worker = threading.Thread(
+        target=lambda: outcome.update(done=asyncio.run(_async_round(deployment)))
+    )
+    worker.start()
+    worker.join(timeout=300)
+    done = outcome["done"]
+
+    assert done["seen"][-1].kind == "Suspended"
+    assert done["first"].end.status.state == "suspended"
+    assert done["later"][0].kind == "Resumed" and done["later"][-1].kind == "RunCompleted"
+    assert done["second"].end.status.output == {"approved": False}
+    assert done["run"] in {summary.run for summary in done["listed"]}
+    assert done["replayed"].status.is_completed
+    assert done["replayed"].next_seq == len(done["seen"]) + len(done["later"])
+    assert done["refused"] == "wrong_state"
+
+
+def test_the_client_is_the_reference_release_these_tests_were_written_for() -> None:
+    assert salvor.__version__ == "0.10.0"

@@ -1,0 +1,211 @@
+"""The reference's agent files read into Gatehouse definitions (``editor.graph.agent_files``).
+
+The refused files are the reference's own examples (``crates/salvor-cli-wasm/fixtures/agents/``
+in its repository), as they are there: each is refused here too, naming every field that has no
+meaning on this server (and the models this installation does not have).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from editor.graph import InvalidAgentDefinition, agent_def_hash, parse_agent_definition
+from editor.graph.agent_files import (
+    is_reference_definition,
+    parse_reference_agent,
+    read_agent_toml,
+)
+
+FULL = """\
+model = "scripted"
+name = "reviewer"
+system_prompt = "Review the draft."
+record_prompts = false
+tools = ["echo"]
+
+[options]
+replies = ["Looks good."]
+
+[budgets]
+steps = 4
+tokens = 2000
+
+[output_schema]
+type = "object"
+required = ["score"]
+
+[output_schema.properties.score]
+type = "number"
+"""
+
+
+def read(text: str) -> object:
+    return parse_reference_agent(read_agent_toml(text))
+
+
+def problems(text: str) -> list[tuple[str, str]]:
+    with pytest.raises(InvalidAgentDefinition) as refused:
+        read(text)
+    return [(error["code"], error["field"]) for error in refused.value.errors]
+
+
+def test_every_field_with_a_meaning_here_is_mapped() -> None:
+    definition = read(FULL)
+
+    assert definition == parse_agent_definition(
+        {
+            "model": "scripted",
+            "name": "reviewer",
+            "prompt": "Review the draft.",
+            "tools": ["echo"],
+            "options": {"replies": ["Looks good."]},
+            "budget": {"max_steps": 4, "max_tokens": 2000},
+            "output_schema": {
+                "type": "object",
+                "required": ["score"],
+                "properties": {"score": {"type": "number"}},
+            },
+        }
+    )
+
+
+def test_the_name_is_not_hashed_and_a_missing_prompt_is_empty() -> None:
+    named = read('model = "echo"\nname = "a"\n')
+    renamed = read('model = "echo"\nname = "b"\n')
+
+    assert agent_def_hash(named) == agent_def_hash(renamed)
+    assert named.prompt == ""
+
+
+def test_a_definition_without_an_output_schema_hashes_as_before() -> None:
+    plain = parse_agent_definition({"model": "echo", "prompt": "p"})
+
+    assert "output_schema" not in plain.identity()
+    assert agent_def_hash(read('model = "echo"\nsystem_prompt = "p"\n')) == agent_def_hash(plain)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        (
+            "hero.toml",
+            'model = "claude-opus-4-8"\nname = "salvage-claim"\nsystem_prompt = "x"\n\n'
+            '[llm]\nbase_url_env = "SALVOR_HERO_BASE_URL"\n\n[budgets]\nsteps = 24\n'
+            'tokens = 400000\n\n[[mcp_servers]]\ncommand = "target/debug/salvor-hero-tools"\n'
+            'effect_overrides = { save_claim = "write" }\n',
+            [
+                ("unsupported_field", "llm"),
+                ("unsupported_field", "mcp_servers"),
+                ("unknown_model", "model"),
+            ],
+        ),
+        (
+            "keys.toml",
+            'model = "m"\n\n[[mcp_servers]]\ncommand = "payouts"\n'
+            'idempotency_keys = { pay_claim = "claim_id", refund = "payment.charge_id" }\n',
+            [("unsupported_field", "mcp_servers"), ("unknown_model", "model")],
+        ),
+        (
+            "local_model.toml",
+            'model = "llama3.2"\nsystem_prompt = "x"\n\n[llm]\nbase_url = "http://localhost:11434"\n'
+            'api_key_env = "SALVOR_LOCAL_MODEL_API_KEY"\n\n[budgets]\nsteps = 5\ntokens = 20000\n'
+            "wall_time_seconds = 120\n",
+            [
+                ("unsupported_field", "llm"),
+                ("unsupported_field", "budgets.wall_time_seconds"),
+                ("unknown_model", "model"),
+            ],
+        ),
+        (
+            "bad_both_output_schemas.toml",
+            'model = "m"\noutput_schema_path = "answer.json"\n\n[output_schema]\ntype = "object"\n',
+            [("unsupported_field", "output_schema_path"), ("unknown_model", "model")],
+        ),
+        (
+            "bad_both_prompts.toml",
+            'model = "m"\nsystem_prompt = "inline"\nsystem_prompt_path = "prompt.txt"\n',
+            [("unsupported_field", "system_prompt_path"), ("unknown_model", "model")],
+        ),
+        (
+            "bad_unknown_field.toml",
+            'model = "claude-opus-4-8"\n[budgets]\nstep = 3\n',
+            [("malformed_definition", "budgets.step"), ("unknown_model", "model")],
+        ),
+        (
+            "bad_wasm_without_effect.toml",
+            'model = "m"\n\n[[wasm_tools]]\npath = "t.wasm"\nname = "t"\ndescription = "d"\n'
+            'input_schema = "{}"\n',
+            [("unsupported_field", "wasm_tools"), ("unknown_model", "model")],
+        ),
+    ],
+)
+def test_the_references_own_files_are_refused_naming_every_field_without_a_meaning_here(
+    name: str, text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert problems(text) == expected, name
+
+
+def test_each_refusal_says_why_and_what_to_do_instead() -> None:
+    with pytest.raises(InvalidAgentDefinition) as refused:
+        read('model = "echo"\n[[mcp_servers]]\ncommand = "x"\n[pricing]\ninput_per_mtok = 1.0\n')
+
+    messages = [error["message"] for error in refused.value.errors]
+    assert messages[0].startswith("`mcp_servers` is not supported here: this server runs no MCP")
+    assert "`tools` (GET /v1/tools)" in messages[0]
+    assert "idempotency_keys" in messages[0]
+    assert messages[1].startswith("`pricing` is not supported here: cost budgets")
+
+
+def test_a_file_that_is_not_toml_is_refused_as_such() -> None:
+    with pytest.raises(InvalidAgentDefinition) as refused:
+        read_agent_toml('model = "m"\nthis is not toml at all\n')
+
+    (error,) = refused.value.errors
+    assert error["code"] == "malformed_definition"
+    assert error["message"].startswith("the agent file is not valid TOML: ")
+
+
+def test_recording_prompts_can_be_declined_but_not_asked_for() -> None:
+    assert read('model = "echo"\nrecord_prompts = false\n').model == "echo"
+    assert problems('model = "echo"\nrecord_prompts = true\n') == [
+        ("unsupported_field", "record_prompts")
+    ]
+
+
+def test_an_unknown_field_is_refused_not_ignored() -> None:
+    assert problems('model = "echo"\nmodle = "typo"\n') == [("malformed_definition", "modle")]
+
+
+def test_problems_in_what_maps_are_named_by_the_references_fields() -> None:
+    with pytest.raises(InvalidAgentDefinition) as refused:
+        read('model = "echo"\nsystem_prompt = 3\n[budgets]\nsteps = 0\n')
+
+    assert [(error["field"], error["message"]) for error in refused.value.errors] == [
+        ("system_prompt", "`system_prompt` must be a string"),
+        ("budgets.steps", "`budgets.steps` must be an integer in 1..=4294967295"),
+    ]
+
+
+def test_an_output_schema_must_be_a_table_holding_a_json_schema() -> None:
+    assert problems('model = "echo"\noutput_schema = "number"\n') == [
+        ("malformed_definition", "output_schema")
+    ]
+    assert problems('model = "echo"\n[output_schema]\ntype = 5\n') == [
+        ("invalid_output_schema", "output_schema")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "reference"),
+    [
+        ({"model": "echo", "system_prompt": "p"}, True),
+        ({"model": "echo"}, True),
+        ({"model": "echo", "prompt": "p"}, False),
+        ({"model": "echo", "budget": {}}, False),
+        ([], False),
+    ],
+)
+def test_a_json_body_is_read_in_the_references_fields_unless_it_uses_ours(
+    body: object, reference: bool
+) -> None:
+    assert is_reference_definition(body) is reference
