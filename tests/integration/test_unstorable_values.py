@@ -16,7 +16,7 @@ from django.test import Client
 from pytest_django import Settings
 
 from editor.models import Run, RunEvent
-from tests.integration.api.callers import bearer_caller, error_of
+from tests.integration.api.callers import bearer_caller, error_of, json_of
 from tests.integration.api.running import ECHO_CHAIN, event_count
 from tests.integration.inbox import frozen, gated, parked, waiting
 
@@ -181,7 +181,7 @@ def test_an_api_filter_holding_nul_finds_nothing(
     response = bearer_caller(operator).get(path)
 
     assert response.status_code == 200
-    assert response.json()[key] == []
+    assert json_of(response)[key] == []
 
 
 # --- The start input's own cap -----------------------------------------------------------------
