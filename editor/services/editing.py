@@ -15,7 +15,6 @@ the page already showing this drawing (:attr:`Editor.canvas_key`) never runs ``d
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,8 +24,8 @@ from urllib.parse import quote
 from django.urls import reverse
 
 from editor.engine import resolve_names
-from editor.graph import Graph, JsonError, MalformedDocument, parse_document, read_json, wire_value
-from editor.graph.edits import EditRefused, format_draft, rename_node
+from editor.graph import Graph, MalformedDocument, parse_document, wire_value
+from editor.graph.edits import EditRefused, format_draft
 from editor.services import documents
 from editor.services.access import can_author
 from editor.services.canvas import CanvasSource, DrawnCanvas, canvas_source, render
@@ -42,7 +41,6 @@ __all__ = [
     "apply_edit",
     "discard_changes",
     "editor_of",
-    "field_for_error",
     "load_editor",
     "open_draft",
     "save_text",
@@ -229,42 +227,6 @@ def _error_node(error: dict[str, Any]) -> str | None:
     return None
 
 
-#: Which form field each validation error is about, when its code names one.
-_FIELD_OF_CODE = {
-    "duplicate_node_id": "id",
-    "dangling_map_body": "body",
-    "dangling_fold_body": "body",
-    "malformed_agent_hash": "agent_hash",
-    "non_positive_concurrency": "concurrency",
-    "approval_schema_not_object": "approval_schema",
-    "non_positive_max_iterations": "max_iterations",
-    "blank_node_name": "name",
-    "node_name_too_long": "name",
-    "invalid_fold_stop_expression": "stop_when",
-    "invalid_fold_join_reference": "join",
-    "branch_without_cases": "cases",
-    "duplicate_branch_case": "cases",
-}
-
-
-def field_for_error(error: dict[str, Any], node: Value | None) -> str:
-    """The form field an error belongs beside (``""``: the node's form as a whole)."""
-    code = error.get("code")
-    if code in _FIELD_OF_CODE:
-        return _FIELD_OF_CODE[code]
-    if "field" in error:
-        name = str(error["field"])
-        return "input" if name.startswith("input.") else name
-    if "case" in error and node is not None:
-        for index, case in enumerate(node["payload"].get("cases", ())):
-            if case.get("name") == error["case"]:
-                suffix = "kind" if code == "model_decision_without_agent" else "value"
-                if code == "branch_case_without_edge":
-                    suffix = "name"
-                return f"case-{index}-{suffix}"
-    return ""
-
-
 def _node_url(slug: str) -> Callable[[tuple[str, ...], str], str | None]:
     page = reverse("editor", args=[slug])
 
@@ -354,148 +316,3 @@ def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor |
         return None
     text = format_draft(wire_value(load_graph(current.latest_graph)))
     return _save(user, current, text, revision, [])
-
-
-# --- The node form -----------------------------------------------------------------------------
-
-#: The payload fields of each kind in wire order, without ``id`` (spec 01).
-KIND_FIELDS: dict[str, tuple[str, ...]] = {
-    "agent": ("agent_hash", "name", "input_schema", "output_schema"),
-    "tool": ("tool", "name", "input", "input_schema", "output_schema"),
-    "gate": ("name", "prompt", "approval_schema"),
-    "branch": ("name", "on", "agent_hash", "cases"),
-    "map": ("name", "over", "concurrency", "body", "output_schema"),
-    "fold": ("name", "body", "max_iterations", "stop_when", "join", "accumulator_schema"),
-}
-_OPTIONAL_TEXT = {"name", "prompt", "on"}
-_JSON_FIELDS = {"input_schema", "output_schema", "approval_schema", "accumulator_schema", "input"}
-_U32 = 4294967295
-
-
-class FormProblems(Exception):
-    """Fields of a submitted node form that cannot be written, by field name."""
-
-    def __init__(self, problems: dict[str, str]) -> None:
-        super().__init__(problems)
-        self.problems = problems
-
-
-def _read_json_field(text: str, name: str, problems: dict[str, str]) -> Any:
-    try:
-        return read_json(text)
-    except JsonError as error:
-        problems[name] = f"not valid JSON: {error}"
-        return None
-
-
-def _u32(text: str, name: str, problems: dict[str, str]) -> int | None:
-    text = text.strip()
-    if not text.lstrip("-").isdigit() or not 0 <= int(text) <= _U32:
-        problems[name] = "a whole number from 0 to 4294967295"
-        return None
-    return int(text)
-
-
-def payload_from_form(kind: str, data: Any) -> dict[str, Any]:
-    """The payload fields (without ``id``) a node form describes; ``None`` unsets a field.
-
-    Raises :class:`FormProblems` naming each field that cannot be read.
-    """
-    problems: dict[str, str] = {}
-    payload: dict[str, Any] = {}
-    for name in KIND_FIELDS[kind]:
-        raw = data.get(name, "")
-        if name in _OPTIONAL_TEXT or (name == "agent_hash" and kind == "branch"):
-            payload[name] = raw if raw.strip() else None
-        elif name in _JSON_FIELDS:
-            if not raw.strip():
-                if name == "approval_schema":
-                    problems[name] = 'required: any JSON value; {"type": "object"} for a plain form'
-                payload[name] = None
-                continue
-            parsed = _read_json_field(raw, name, problems)
-            if name == "input" and name not in problems:
-                if not isinstance(parsed, dict) or not all(
-                    isinstance(v, str) for v in parsed.values()
-                ):
-                    problems[name] = "an object mapping input names to reference strings"
-                elif not parsed:
-                    parsed = None
-            payload[name] = parsed
-        elif name in ("concurrency", "max_iterations"):
-            payload[name] = _u32(raw, name, problems)
-        elif name == "cases":
-            payload[name] = _cases(data)
-        elif name == "body":
-            payload[name] = _body(data, problems)
-        elif name == "join":
-            join_kind = data.get("join_kind", "last")
-            if join_kind == "best_by":
-                payload[name] = {"kind": "best_by", "value": data.get("join_value", "")}
-            elif join_kind in ("last", "all"):
-                payload[name] = {"kind": join_kind}
-            else:
-                problems["join"] = "choose best_by, last or all"
-        else:
-            payload[name] = raw
-    if problems:
-        raise FormProblems(problems)
-    return payload
-
-
-def _cases(data: Any) -> list[dict[str, Any]]:
-    raw_count = str(data.get("case_count", "0"))
-    count = int(raw_count) if raw_count.isdigit() else 0
-    remove = data.get("remove_case")
-    cases = []
-    for index in range(count):
-        if remove is not None and remove == str(index):
-            continue
-        name = data.get(f"case-{index}-name", "")
-        if data.get(f"case-{index}-kind") == "model_decision":
-            when: dict[str, Any] = {"kind": "model_decision"}
-        else:
-            when = {"kind": "expression", "value": data.get(f"case-{index}-value", "")}
-        cases.append({"name": name, "when": when})
-    if data.get("add_case") is not None:
-        names = {case["name"] for case in cases}
-        number = len(cases) + 1
-        while f"case{number}" in names:
-            number += 1
-        cases.append({"name": f"case{number}", "when": {"kind": "expression", "value": "true"}})
-    return cases
-
-
-def _body(data: Any, problems: dict[str, str]) -> dict[str, Any] | None:
-    if data.get("body_kind") == "subgraph":
-        graph = _read_json_field(data.get("body_subgraph", ""), "body", problems)
-        if "body" not in problems and not isinstance(graph, dict):
-            problems["body"] = "a subgraph is a graph document: a JSON object"
-        return {"kind": "subgraph", "value": graph}
-    return {"kind": "node", "value": data.get("body_node", "")}
-
-
-def node_form_edit(node_id: str, kind: str, new_id: str, payload: dict[str, Any]) -> Edit:
-    """The edit a node form makes: rename when the id changed, then set every field."""
-
-    def edit(value: Value) -> Value:
-        value = rename_node(value, node_id, new_id)
-        # One new payload for the one node, sharing the rest: copying the whole draft once
-        # per field (``set_payload_field``) cost more than the rest of the edit.
-        for index in range(len(value["nodes"]) - 1, -1, -1):
-            if value["nodes"][index]["payload"]["id"] == new_id:
-                break
-        else:
-            raise EditRefused("id", f"there is no node `{new_id}`")
-        node = value["nodes"][index]
-        fields = {**node["payload"]}
-        for name, field_value in payload.items():
-            if field_value is None:
-                fields.pop(name, None)
-            else:
-                fields[name] = copy.deepcopy(field_value)
-        nodes = [*value["nodes"]]
-        nodes[index] = {**node, "payload": fields}
-        return {**value, "nodes": nodes}
-
-    return edit

@@ -14,7 +14,6 @@ lists nor an unchanged drawing, and an unchanged drawing is not laid out at all.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 from urllib.parse import quote
 
@@ -31,8 +30,9 @@ from editor.graph.edits import (
     add_node,
     delete_edge,
     delete_node,
+    update_node,
 )
-from editor.services import agents, documents, editing
+from editor.services import agents, documents, editing, installation, node_form
 from editor.services.editing import Draft, Editor, Refused, Stale
 from editor.services.errors import (
     InvalidGraph,
@@ -63,12 +63,7 @@ def _open(request: HttpRequest, slug: str) -> Draft:
 
 
 def _revision(request: HttpRequest) -> int | None:
-    raw = request.POST.get("revision", "")
-    return int(raw) if raw.isdigit() else None
-
-
-def _pretty(value: Any) -> str:
-    return "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
+    return node_form.whole_number(request.POST.get("revision", ""), minimum=1)
 
 
 def _node_form(
@@ -76,72 +71,30 @@ def _node_form(
     node_id: str | None,
     *,
     problems: dict[str, str] | None = None,
-    data: Any = None,
+    typed: dict[str, str] | None = None,
     token: str | None = None,
 ) -> dict[str, Any] | None:
-    """What the node form shows: values (the stored ones, or ``data`` as submitted) and errors."""
+    """What the node form shows: the stored values (or ``typed``, text not saved) and errors."""
     node = ed.node(node_id)
     if node is None:
         return None
-    payload = node["payload"]
+    node_key = node["payload"]["id"]
     errors: dict[str, list[str]] = {}
-    for error in ed.errors_of(payload["id"]):
-        errors.setdefault(editing.field_for_error(error, node).replace("-", "_"), []).append(
-            error["message"]
-        )
+    for error in ed.errors_of(node_key):
+        errors.setdefault(node_form.field_key_of_error(error, node), []).append(error["message"])
     for key, message in (problems or {}).items():
-        errors.setdefault(key.replace("-", "_"), []).append(message)
-
-    def value(name: str) -> str:
-        if data is not None and name in data:
-            return str(data[name])
-        if name in ("input_schema", "output_schema", "approval_schema", "accumulator_schema"):
-            return _pretty(payload.get(name))
-        if name == "input":
-            return _pretty(payload.get(name) or None)
-        stored = payload.get(name)
-        return "" if stored is None else str(stored)
-
-    body = payload.get("body") or {}
-    join = payload.get("join") or {}
-    cases = []
-    for index, case in enumerate(payload.get("cases", ())):
-        when = case.get("when") or {}
-        cases.append(
-            {
-                "index": index,
-                "name": case.get("name", ""),
-                "kind": when.get("kind", "expression"),
-                "value": when.get("value", ""),
-                "keys": {part: f"case_{index}_{part}" for part in ("name", "kind", "value")},
-                "errors": {
-                    part: errors.get(f"case_{index}_{part}", [])
-                    for part in ("name", "kind", "value")
-                },
-            }
-        )
-    keys = ["id", *editing.KIND_FIELDS[node["kind"]], ""]
-    for case in cases:
-        keys += [f"case_{case['index']}_{part}" for part in ("name", "kind", "value")]
-    if not (token and token.isalnum()):
-        token = hashlib.sha256(payload["id"].encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return {
-        "id": payload["id"],
-        "token": token,
-        "kind": node["kind"],
-        "value": {name: value(name) for name in ("id", *editing.KIND_FIELDS[node["kind"]])},
-        "errors": errors,
-        "general_errors": errors.get("", []),
-        "oob_errors": [(key or "node", errors.get(key, [])) for key in keys],
-        "cases": cases,
-        "body_kind": body.get("kind", "node"),
-        "body_node": body.get("value", "") if body.get("kind") == "node" else "",
-        "body_subgraph": _pretty(body.get("value")) if body.get("kind") == "subgraph" else "",
-        "join_kind": join.get("kind", "last"),
-        "join_value": join.get("value", ""),
-        "other_ids": [other for other in ed.node_ids if other != payload["id"]],
-        "payload_json": _pretty(payload),
-    }
+        errors.setdefault(key, []).append(message)
+    if not (token and token.isascii() and token.isalnum()):
+        token = hashlib.sha256(node_key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return node_form.node_form(
+        node,
+        token=token,
+        errors=errors,
+        typed=typed,
+        other_ids=ed.node_ids,
+        agents=_agents,
+        tools=_tools,
+    )
 
 
 def _case_names(ed: Editor) -> dict[str, list[str]]:
@@ -168,8 +121,15 @@ def _structure_key(ed: Editor, edges: list[dict[str, Any]], selected: str | None
     return hashlib.sha256(repr(shown).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _agents() -> list[Any]:
-    return agents.list_agents(limit=200).items
+def _agents() -> list[node_form.AgentChoice]:
+    return [
+        node_form.AgentChoice(agent.agent, agent.name)
+        for agent in agents.list_agents(limit=200).items
+    ]
+
+
+def _tools() -> list[str]:
+    return installation.tools().names()
 
 
 def _context(request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any) -> dict[str, Any]:
@@ -208,8 +168,6 @@ def _context(request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any
         "edges": edges,
         "case_names": _case_names(ed),
         "structure_key": _structure_key(ed, edges, node_id),
-        # Called by the template only where the agent field is drawn.
-        "agents": _agents,
         "page_url": reverse("editor", args=[ed.slug]),
     }
     context.update(extra)
@@ -248,7 +206,7 @@ def _answer(
     node_panel: bool = True,
     json_text: bool = True,
     problems: dict[str, str] | None = None,
-    data: Any = None,
+    typed: dict[str, str] | None = None,
     json_error: str | None = None,
     **extra: Any,
 ) -> HttpResponse:
@@ -260,8 +218,8 @@ def _answer(
         problems = {**(problems or {}), refused.field: refused.message}
     context = _context(request, ed, node_id, stale=stale, json_error=json_error, **extra)
     token = request.POST.get("token") if request.method == "POST" else None
-    if problems or data is not None or token:
-        context["node"] = _node_form(ed, node_id, problems=problems, data=data, token=token)
+    if problems or typed is not None or token:
+        context["node"] = _node_form(ed, node_id, problems=problems, typed=typed, token=token)
         context["form_problems"] = problems
     if stale is not None:
         context["stale_rejected"] = stale.rejected or "\n".join(
@@ -329,26 +287,28 @@ def edit_node(request: HttpRequest, draft: Draft) -> HttpResponse:
         return _answer(request, result if isinstance(result, Stale) else ed, None)
     new_id = request.POST.get("id", node_id)
     structural = "add_case" in request.POST or "remove_case" in request.POST
-    try:
-        payload = editing.payload_from_form(node["kind"], request.POST)
-    except editing.FormProblems as form_problems:
+    read = node_form.read_node_form(
+        node["kind"], request.POST, agent_by_name=agents.agent_hash_by_name
+    )
+    if read.problems:
         return _answer(
             request,
             editing.editor_of(draft),
             node_id,
             node_panel=False,
-            problems=form_problems.problems,
-            data=request.POST,
+            problems=read.problems,
+            typed=read.typed,
         )
     result = editing.apply_edit(
         request.user,
         draft,
         _revision(request),
-        editing.node_form_edit(node_id, node["kind"], new_id, payload),
+        lambda value: update_node(value, node_id, read.fields, new_id=new_id),
         submitted=submitted,
     )
     if isinstance(result, Refused):
-        return _answer(request, result, node_id, node_panel=False, data=request.POST)
+        typed = {result.field: new_id} if result.field == "id" else {}
+        return _answer(request, result, node_id, node_panel=False, typed=typed)
     shown = new_id if isinstance(result, Editor) else node_id
     return _answer(request, result, shown, node_panel=structural)
 
@@ -410,7 +370,8 @@ def new_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
 def remove_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Delete edge** (by its place in the edge list)."""
     raw = request.POST.get("edge", "")
-    index = int(raw) if raw.isdigit() else -1
+    index = node_form.whole_number(raw, maximum=10**9)
+    index = -1 if index is None else index
     result = editing.apply_edit(
         request.user,
         draft,

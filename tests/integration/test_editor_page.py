@@ -193,9 +193,9 @@ def test_it_renders_a_form_with_every_field_for_each_kind(
             "f-name",
             "f-on",
             "f-agent_hash",
-            "f-case_0_name",
-            "f-case_0_kind",
-            "f-case_0_value",
+            "f-case-0-name",
+            "f-case-0-kind",
+            "f-case-0-value",
             "add-case",
         ],
         "each": [
@@ -234,7 +234,27 @@ def test_the_agent_field_offers_stored_agent_definitions_by_name(
 
     page = author_client.get("/graphs/flow/?node=write", **HX).content.decode()
 
-    assert f'<option value="{stored_agent.agent}" label="Writer">' in page
+    assert '<option value="Writer">Writer · ' + stored_agent.agent[:19] in page
+
+
+def test_the_agent_field_takes_a_name_and_saves_the_hash(
+    author_client: Client, author: User, graph: str
+) -> None:
+    from editor.services.agents import create_agent
+
+    stored_agent = create_agent(
+        author, json.dumps({"name": "Editor", "model": "echo", "prompt": ""})
+    )
+
+    author_client.post(
+        "/graphs/flow/edit/node/", node_form_data("write", agent_hash="Editor"), **HX
+    )
+
+    text = documents.read_draft("flow").text
+    assert f'"agent_hash": "{stored_agent.agent}"' in text
+    page = author_client.get("/graphs/flow/?node=write", **HX).content.decode()
+    assert 'value="Editor"' in page
+    assert stored_agent.agent in page
 
 
 # --- Live validation: the node form -----------------------------------------------------------
@@ -335,8 +355,8 @@ def test_a_validation_error_is_shown_beside_the_field_it_names(
     )
 
     page = response.content.decode()
-    assert "invalid condition expression" in field_error(page, "case_0_value")
-    assert field_error(page, "case_1_value") == ""
+    assert "invalid condition expression" in field_error(page, "case-0-value")
+    assert field_error(page, "case-1-value") == ""
 
 
 def shown_keys(page: str) -> dict[str, str]:
@@ -432,7 +452,7 @@ def test_add_case_appends_a_case_and_shows_the_form_again(
     assert cases[2] == {"name": "case3", "when": {"kind": "expression", "value": "true"}}
     page = response.content.decode()
     assert '<section id="node-panel"' in page
-    assert 'id="f-case_2_name"' in page
+    assert 'id="f-case-2-name"' in page
 
 
 def test_a_case_can_become_a_model_decision(author_client: Client, graph: str) -> None:
