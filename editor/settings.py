@@ -253,6 +253,8 @@ GATEHOUSE_MAX_EDGES = env_int("GATEHOUSE_MAX_EDGES", 50_000)
 GATEHOUSE_GRAPHVIZ_TIMEOUT = env_int("GATEHOUSE_GRAPHVIZ_TIMEOUT", 5)
 GATEHOUSE_DRAW_MAX_NODES = env_int("GATEHOUSE_DRAW_MAX_NODES", 500)
 GATEHOUSE_DRAW_MAX_EDGES = env_int("GATEHOUSE_DRAW_MAX_EDGES", 2000)
+# Saved states of a draft kept per document (undo, redo, History); the oldest are pruned.
+GATEHOUSE_DRAFT_HISTORY = env_int("GATEHOUSE_DRAFT_HISTORY", 500, minimum=2)
 # Django's own caps agree with ours: a form body, or an uploaded file, up to the cap is read
 # into memory (never spooled to disk); editor.middleware refuses a larger body before either.
 DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES

@@ -5,7 +5,19 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from editor.api import urls as api_urls
-from editor.views import account, agents, editor, graphs, health, inbox, runs, tools, versions
+from editor.views import (
+    account,
+    agents,
+    editor,
+    editor_edits,
+    editor_history,
+    graphs,
+    health,
+    inbox,
+    runs,
+    tools,
+    versions,
+)
 
 urlpatterns = [
     path("", graphs.graph_list, name="home"),
@@ -40,14 +52,31 @@ urlpatterns = [
         name="account_revoke_token",
     ),
     path("graphs/<slug:slug>/", editor.editor_page, name="editor"),
-    path("graphs/<slug:slug>/edit/node/", editor.edit_node, name="editor_node"),
-    path("graphs/<slug:slug>/edit/add-node/", editor.new_node, name="editor_add_node"),
-    path("graphs/<slug:slug>/edit/delete-node/", editor.remove_node, name="editor_delete_node"),
-    path("graphs/<slug:slug>/edit/add-edge/", editor.new_edge, name="editor_add_edge"),
-    path("graphs/<slug:slug>/edit/delete-edge/", editor.remove_edge, name="editor_delete_edge"),
-    path("graphs/<slug:slug>/edit/json/", editor.edit_json, name="editor_json"),
-    path("graphs/<slug:slug>/freeze/", editor.freeze, name="editor_freeze"),
-    path("graphs/<slug:slug>/discard/", editor.discard, name="editor_discard"),
+    path("graphs/<slug:slug>/edit/node/", editor_edits.edit_node, name="editor_node"),
+    path("graphs/<slug:slug>/edit/add-node/", editor_edits.new_node, name="editor_add_node"),
+    path(
+        "graphs/<slug:slug>/edit/delete-node/",
+        editor_edits.remove_node,
+        name="editor_delete_node",
+    ),
+    path("graphs/<slug:slug>/edit/add-edge/", editor_edits.new_edge, name="editor_add_edge"),
+    path(
+        "graphs/<slug:slug>/edit/delete-edge/",
+        editor_edits.remove_edge,
+        name="editor_delete_edge",
+    ),
+    path("graphs/<slug:slug>/edit/json/", editor_edits.edit_json, name="editor_json"),
+    path("graphs/<slug:slug>/edit/drop-held/", editor_edits.drop_held, name="editor_drop_held"),
+    path("graphs/<slug:slug>/freeze/", editor_edits.freeze, name="editor_freeze"),
+    path("graphs/<slug:slug>/discard/", editor_edits.discard, name="editor_discard"),
+    path("graphs/<slug:slug>/undo/", editor_history.undo, name="editor_undo"),
+    path("graphs/<slug:slug>/redo/", editor_history.redo, name="editor_redo"),
+    path("graphs/<slug:slug>/history/", editor_history.history_panel, name="editor_history"),
+    path(
+        "graphs/<slug:slug>/history/restore/",
+        editor_history.restore,
+        name="editor_restore",
+    ),
     path("admin/", admin.site.urls),
     path("v1/", api_urls),
 ]

@@ -19,6 +19,7 @@ from editor.api.schemas import (
     ErrorOut,
     FreezeIn,
     FreezeOut,
+    RevisionListOut,
     VersionListOut,
 )
 from editor.services import documents
@@ -170,3 +171,35 @@ def diff(
 ) -> dict[str, Any]:
     """The structural diff between two stored graphs or the draft."""
     return documents.diff(slug, before=before, after=after)
+
+
+@router.get(
+    "/documents/{slug}/revisions",
+    response={200: RevisionListOut, 400: ErrorOut, 404: ErrorOut},
+    summary="List the draft's revisions",
+)
+def list_revisions(
+    request: HttpRequest,
+    slug: str,
+    cursor: str | None = None,
+    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+) -> dict[str, Any]:
+    """The draft's saved history, newest first."""
+    page = documents.list_revisions(slug, cursor=cursor, limit=limit)
+    return {"revisions": page.items, "next": page.next}
+
+
+@router.post(
+    "/documents/{slug}/revisions/{number}/restore",
+    response={200: DraftOut, **_WRITE_ERRORS},
+    openapi_extra=_IF_MATCH,
+    summary="Restore a revision",
+)
+def restore_revision(request: HttpRequest, slug: str, number: int, response: HttpResponse) -> Any:
+    """The draft as it was at revision `number`, saved as a new revision (`If-Match` as for
+    `PUT …/draft`); answers like reading the draft."""
+    draft = documents.restore_revision(
+        request.auth, slug, number, expected_revision=_expected_revision(request)
+    )
+    _with_etag(response, draft.revision)
+    return draft

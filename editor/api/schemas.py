@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from ninja import Field, Schema
-from pydantic import SerializerFunctionWrapHandler, model_serializer
+from pydantic import SerializerFunctionWrapHandler, field_validator, model_serializer
 
 __all__ = [
     "AbandonIn",
@@ -191,10 +191,45 @@ class DraftIn(Schema):
     text: str
 
 
-class DraftOut(Schema):
+class HeldFieldOut(Schema):
+    """A field the editor could not take: it counts as an error and blocks freezing."""
+
+    level: list[str]
+    node: str
+    field: str
+    text: str
+    message: str
+
+
+class DraftOut(_OmitNone):
+    _omitted_when_none = frozenset({"held"})
+
     text: str
     revision: int
     validation: ValidationOut
+    #: Fields the editor held back (left out when there are none): they block freezing.
+    held: list[HeldFieldOut] | None = None
+
+    @field_validator("held", mode="before")
+    @classmethod
+    def _none_when_empty(cls, value: Any) -> Any:
+        return list(value) or None if value is not None else None
+
+
+class RevisionOut(Schema):
+    revision: int
+    summary: str
+    kind: str
+    by: str | None
+    at: datetime
+    valid: bool
+    error_count: int
+    size: int
+
+
+class RevisionListOut(Schema):
+    revisions: list[RevisionOut]
+    next: str | None
 
 
 class FreezeIn(Schema):

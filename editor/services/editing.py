@@ -44,6 +44,7 @@ __all__ = [
     "load_editor",
     "open_draft",
     "save_text",
+    "step_history",
 ]
 
 Value = dict[str, Any]
@@ -61,6 +62,10 @@ class Draft:
     graph: Graph | None
     can_edit: bool
     latest_graph: str | None
+    #: Fields the editor could not take, kept with what was typed (``Draft.held``).
+    held: tuple[dict[str, Any], ...] = ()
+    can_undo: bool = False
+    can_redo: bool = False
 
     @cached_property
     def value(self) -> Value | None:
@@ -94,6 +99,9 @@ def open_draft(user: Any, slug: str) -> Draft:
         graph=_parsed(opened.text),
         can_edit=can_author(user),
         latest_graph=opened.latest_graph,
+        held=opened.held,
+        can_undo=opened.can_undo,
+        can_redo=opened.can_redo,
     )
 
 
@@ -138,11 +146,34 @@ class Editor:
 
     @property
     def errors(self) -> list[dict[str, Any]]:
+        """The validation errors (the held fields are apart: :attr:`held_errors`)."""
         return list(self.validation.get("errors", ()))
 
     @property
+    def held(self) -> tuple[dict[str, Any], ...]:
+        return self.draft.held
+
+    @property
+    def held_errors(self) -> list[dict[str, Any]]:
+        """The fields the editor could not take, as errors: they block freezing too."""
+        return [documents.held_error(entry) for entry in self.draft.held]
+
+    @property
     def error_count(self) -> int:
-        return len(self.validation.get("errors", ()))
+        """Every error that blocks freezing: validation errors and held fields."""
+        return len(self.validation.get("errors", ())) + len(self.draft.held)
+
+    @property
+    def can_freeze(self) -> bool:
+        return bool(self.validation.get("valid")) and not self.draft.held
+
+    def held_for(self, node_id: str, level: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+        """The held fields of one node, by field key."""
+        return {
+            entry["field"]: entry
+            for entry in self.draft.held
+            if entry["node"] == node_id and tuple(entry.get("level", ())) == level
+        }
 
     @cached_property
     def canvas_source(self) -> CanvasSource | None:
@@ -256,9 +287,20 @@ def _save(
     rejected_fields: list[tuple[str, str]],
     *,
     graph: Graph | None = None,
+    summary: str = "",
+    held: list[dict[str, Any]] | None = documents.KEEP,
+    coalesce: str = "",
 ) -> Editor | Stale:
     try:
-        saved = documents.save_draft(user, current.slug, text=text, expected_revision=revision)
+        saved = documents.save_draft(
+            user,
+            current.slug,
+            text=text,
+            expected_revision=revision,
+            summary=summary,
+            held=held,
+            coalesce=coalesce,
+        )
     except StaleDraft:
         newer = load_editor(user, current.slug)
         return Stale(newer, rejected=text, rejected_fields=rejected_fields)
@@ -270,6 +312,9 @@ def _save(
         graph=graph if graph is not None else _parsed(saved.text),
         can_edit=current.can_edit,
         latest_graph=current.latest_graph,
+        held=saved.held,
+        can_undo=True,
+        can_redo=False,
     )
     return Editor(draft, saved.validation)
 
@@ -281,8 +326,12 @@ def apply_edit(
     edit: Edit,
     *,
     submitted: list[tuple[str, str]] | None = None,
+    summary: str = "",
+    held: list[dict[str, Any]] | None = documents.KEEP,
+    coalesce: str = "",
 ) -> Editor | Refused | Stale:
-    """Apply ``edit`` to ``current`` (the draft as this request read it), save it at ``revision``.
+    """Apply ``edit`` to ``current`` (the draft as this request read it), save it at ``revision``
+    with ``summary`` for the history; ``held`` replaces the fields held back, when given.
 
     A refused edit (``EditRefused``, or a result that would not parse) writes nothing.
     """
@@ -296,18 +345,28 @@ def apply_edit(
     except EditRefused as refused:
         return Refused(refused.field, str(refused), editor_of(current))
     text = format_draft(changed)
-    if text == current.text:
+    if text == current.text and (held is documents.KEEP or list(held) == list(current.held)):
         return editor_of(current)
     try:
         graph = parse_document(text)
     except MalformedDocument as error:
         return Refused("", str(error), editor_of(current))
-    return _save(user, current, text, revision, submitted or [], graph=graph)
+    return _save(
+        user,
+        current,
+        text,
+        revision,
+        submitted or [],
+        graph=graph,
+        summary=summary,
+        held=held,
+        coalesce=coalesce,
+    )
 
 
 def save_text(user: Any, current: Draft, revision: int | None, text: str) -> Editor | Stale:
     """The **JSON** tab: the whole draft as typed, saved even when it does not parse."""
-    return _save(user, current, text, revision, [])
+    return _save(user, current, text, revision, [], coalesce="json")
 
 
 def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor | Stale | None:
@@ -315,4 +374,26 @@ def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor |
     if current.latest_graph is None:
         return None
     text = format_draft(wire_value(load_graph(current.latest_graph)))
-    return _save(user, current, text, revision, [])
+    return _save(
+        user, current, text, revision, [], summary="discarded the changes since the last version"
+    )
+
+
+def step_history(
+    user: Any, current: Draft, revision: int | None, how: str, number: int | None = None
+) -> Editor | Stale:
+    """**Undo**, **Redo**, or restore revision ``number`` (``how``: undo, redo, restore); raises
+    ``NothingToUndo``/``NothingToRedo`` (``InvalidRequest``) when there is nothing to do."""
+    if revision is not None and revision != current.revision:
+        return Stale(editor_of(current), rejected_fields=[(how, str(number or ""))])
+    try:
+        if how == "undo":
+            documents.undo(user, current.slug, expected_revision=revision)
+        elif how == "redo":
+            documents.redo(user, current.slug, expected_revision=revision)
+        else:
+            assert number is not None
+            documents.restore_revision(user, current.slug, number, expected_revision=revision)
+    except StaleDraft:
+        return Stale(load_editor(user, current.slug), rejected_fields=[(how, str(number or ""))])
+    return load_editor(user, current.slug)

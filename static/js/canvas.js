@@ -83,6 +83,16 @@
         quiet = false;
       }
       views[id] = view;
+      // svg-pan-zoom keeps the browser from moving focus on a press (it would select text while
+      // panning), so focus the drawing itself: keys then reach the canvas, not the last field.
+      var drawing = figure.querySelector("[data-pan-zoom]");
+      if (drawing) {
+        drawing.addEventListener("mousedown", function () {
+          if (document.activeElement !== drawing && !drawing.contains(document.activeElement)) {
+            drawing.focus({ preventScroll: true });
+          }
+        });
+      }
       var zoom = view.zoom;
       var tools = figure.querySelector("[data-zoom-tools]");
       if (!tools) {

@@ -117,6 +117,93 @@
     }
   });
 
+  // Undo and Redo from the keyboard, outside text fields (where the browser's own undo works):
+  // Ctrl+Z (Cmd+Z), Ctrl+Shift+Z or Ctrl+Y.
+  function isTextField(element) {
+    if (!element || !element.matches) {
+      return false;
+    }
+    return element.matches("textarea, select, [contenteditable], input:not([type=button]):not([type=submit]):not([type=radio]):not([type=checkbox]):not([type=hidden])");
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (!(event.ctrlKey || event.metaKey) || event.altKey || isTextField(event.target)) {
+      return;
+    }
+    var key = event.key.toLowerCase();
+    var id = null;
+    if (key === "z") {
+      id = event.shiftKey ? "redo-button" : "undo-button";
+    } else if (key === "y" && !event.shiftKey) {
+      id = "redo-button";
+    }
+    var button = id && document.getElementById(id);
+    if (!button) {
+      return;
+    }
+    event.preventDefault();
+    if (!button.disabled) {
+      button.click();
+    }
+  });
+
+  // Saving… / Saved hh:mm / Not saved — retry: what the person's last change became. Every edit
+  // of the editor is an htmx POST; its answer says whether it was saved.
+  var lastForm = null;
+  function saveState(text, state) {
+    var element = document.getElementById("save-state");
+    if (!element) {
+      return;
+    }
+    element.dataset.state = state;
+    element.textContent = "";
+    element.append(document.createTextNode(text));
+    if (state === "failed" && lastForm) {
+      var retry = document.createElement("button");
+      retry.type = "button";
+      retry.className = "link-button";
+      retry.id = "save-retry";
+      retry.textContent = "retry";
+      retry.addEventListener("click", function () {
+        var form = lastForm;
+        if (form && document.body.contains(form)) {
+          saveState("Saving…", "saving");
+          window.htmx.trigger(form, "submit");
+        }
+      });
+      element.append(" — ", retry);
+    }
+  }
+
+  function isEdit(event) {
+    var config = event.detail.requestConfig || event.detail;
+    return (config.verb || "").toLowerCase() === "post" && document.getElementById("editor");
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (isEdit(event)) {
+      lastForm = event.detail.elt && event.detail.elt.closest ? event.detail.elt.closest("form") : null;
+      saveState("Saving…", "saving");
+    }
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!isEdit(event)) {
+      return;
+    }
+    if (event.detail.successful) {
+      // The answer has settled by the time this runs for oob swaps; a stale answer saved nothing.
+      if (document.querySelector("#stale [role=alert], #stale .stale-panel")) {
+        saveState("Not saved: this draft changed elsewhere", "failed-stale");
+        return;
+      }
+      var now = new Date();
+      var time = String(now.getHours()).padStart(2, "0") + ":" + String(now.getMinutes()).padStart(2, "0");
+      saveState("Saved " + time, "saved");
+    } else {
+      saveState("Not saved", "failed");
+    }
+  });
+
   function enhance() {
     var select = document.querySelector("[data-edge-from]");
     if (select) {

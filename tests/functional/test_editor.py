@@ -23,12 +23,16 @@ BLOCKED = re.compile(r"^⚠ \d+ errors? — freeze is blocked$")
 FREEZABLE = "✓ No errors · this graph can be frozen"
 
 
-@pytest.fixture
-def slug(author: User) -> str:
-    """An *Approval gate* document whose draft is valid."""
+def approval_document(author: User) -> str:
+    """An *Approval gate* document whose draft is valid: its slug."""
     writer = agents.create_agent(author, WRITER).agent
     text = format_draft(wire_value(approval_gate(writer)))
     return documents.create_document(author, title="Launch review", text=text).slug
+
+
+@pytest.fixture
+def slug(author: User) -> str:
+    return approval_document(author)
 
 
 def open_editor(page: Page, slug: str) -> None:

@@ -297,22 +297,26 @@ def test_clearing_an_optional_field_unsets_it(author_client: Client, graph: str)
     assert "prompt" not in payload("review")
 
 
-def test_a_schema_that_is_not_json_is_refused_beside_its_field_and_nothing_is_written(
+def test_a_schema_that_is_not_json_is_held_back_and_counted_while_the_rest_is_saved(
     author_client: Client, graph: str
 ) -> None:
-    before = draft().text
-
     response = author_client.post(
         "/graphs/flow/edit/node/",
-        node_form_data("write", output_schema='{"type": ', agent_hash="sha256:" + "b" * 64),
+        node_form_data("write", output_schema='{"type": ', name="Writer"),
         **HX,
     )
 
     page = response.content.decode()
     assert response.status_code == 200
     assert "not valid JSON" in field_error(page, "output_schema")
-    assert draft().text == before
-    assert draft().revision == 1
+    assert payload("write")["name"] == "Writer"
+    assert "output_schema" not in payload("write")
+    assert [entry["field"] for entry in draft().held] == ["output_schema"]
+    assert "1 error — freeze is blocked" in page
+    assert "Output schema was not saved" in page
+    # The form shows what was typed, not the stored value, until it is fixed or discarded.
+    form = author_client.get("/graphs/flow/?node=write", **HX).content.decode()
+    assert "{&quot;type&quot;: </textarea>" in form
 
 
 def test_a_number_field_with_text_is_refused_beside_its_field(
@@ -483,13 +487,14 @@ def test_without_htmx_a_refused_change_shows_the_page_with_the_error(
     author_client: Client, graph: str
 ) -> None:
     response = author_client.post(
-        "/graphs/flow/edit/node/", node_form_data("review", approval_schema="")
+        "/graphs/flow/edit/node/", node_form_data("review", approval_schema=""), follow=True
     )
 
     page = response.content.decode()
     assert response.status_code == 200
     assert "<h1>" in page
     assert "required" in field_error(page, "approval_schema")
+    assert 'id="freeze-button" disabled' in page
 
 
 def test_a_post_without_a_revision_is_refused(author_client: Client, graph: str) -> None:
@@ -687,7 +692,7 @@ def test_freeze_is_refused_while_the_draft_has_errors(author_client: Client, gra
 
     response = author_client.post("/graphs/flow/freeze/", {"revision": "1"}, **HX)
 
-    assert "Fix the errors before freezing." in response.content.decode()
+    assert "Fix the errors listed before freezing." in response.content.decode()
     assert not Version.objects.exists()
 
 

@@ -27,6 +27,8 @@ OPERATIONS = {
     ("post", "/v1/documents/{slug}/freeze"),
     ("get", "/v1/documents/{slug}/versions"),
     ("get", "/v1/documents/{slug}/diff"),
+    ("get", "/v1/documents/{slug}/revisions"),
+    ("post", "/v1/documents/{slug}/revisions/{number}/restore"),
     ("post", "/v1/agents"),
     ("get", "/v1/agents"),
     ("get", "/v1/agents/{agent}"),
