@@ -26,7 +26,7 @@ from django.urls import reverse
 from editor.engine import resolve_names
 from editor.graph import Graph, MalformedDocument, parse_document, wire_value
 from editor.graph.edits import EditRefused, format_draft
-from editor.services import documents
+from editor.services import documents, history
 from editor.services.access import can_author
 from editor.services.canvas import CanvasSource, DrawnCanvas, canvas_source, render
 from editor.services.errors import StaleDraft
@@ -176,10 +176,37 @@ class Editor:
         }
 
     @cached_property
-    def canvas_source(self) -> CanvasSource | None:
-        """The drawing's DOT source (no layout yet); ``None`` while the draft does not parse."""
-        if self.graph is None:
+    def last_good(self) -> tuple[Graph, Value] | None:
+        """While the draft does not parse: the newest saved revision that does (shown greyed)."""
+        if self.graph is not None:
             return None
+        for text in history.recent_texts(self.slug):
+            graph = _parsed(text)
+            if graph is not None:
+                return graph, wire_value(graph)
+        return None
+
+    @property
+    def greyed(self) -> bool:
+        """The canvas and lists show the last draft that parsed, not this one."""
+        return self.graph is None and self.last_good is not None
+
+    @property
+    def shown_value(self) -> Value | None:
+        """What the lists show: the draft's value, or the last good one's while it does not
+        parse."""
+        if self.value is not None:
+            return self.value
+        return self.last_good[1] if self.last_good is not None else None
+
+    @cached_property
+    def canvas_source(self) -> CanvasSource | None:
+        """The drawing's DOT source (no layout yet); while the draft does not parse, the last
+        draft that did, without links; ``None`` when there is none."""
+        if self.graph is None:
+            if self.last_good is None:
+                return None
+            return canvas_source(self.last_good[0])
         return canvas_source(
             self.graph, errors=self.validation.get("errors", ()), node_url=_node_url(self.slug)
         )
@@ -188,7 +215,9 @@ class Editor:
     def canvas_key(self) -> str:
         """Names the drawing: equal keys, equal canvases (``""`` when there is none)."""
         source = self.canvas_source
-        return source.key if source is not None else ""
+        if source is None:
+            return ""
+        return f"g{source.key}" if self.greyed else source.key
 
     @cached_property
     def canvas(self) -> DrawnCanvas | None:

@@ -38,6 +38,7 @@ __all__ = [
     "describe_text_change",
     "edit_step",
     "position",
+    "recent_texts",
     "record",
     "redo_plan",
     "restore_plan",
@@ -271,3 +272,12 @@ def describe_text_change(before: str, after: str) -> str:
     if edges["removed"]:
         parts.append(f"removed {len(edges['removed'])} edge{'s' * (len(edges['removed']) != 1)}")
     return "; ".join(parts) or "edited the JSON (no change to the graph)"
+
+
+def recent_texts(slug: str, *, limit: int = 50) -> list[str]:
+    """The texts of a document's newest revisions, newest first."""
+    return list(
+        DraftRevision.objects.filter(document__slug=slug)
+        .order_by("-number")
+        .values_list("text", flat=True)[:limit]
+    )

@@ -195,7 +195,7 @@ def _read_json(read: FormRead, name: str, raw: str, *, required: bool, string_ma
     try:
         value = read_json(raw)
     except JsonError as error:
-        read.refuse(name, f"is not valid JSON: {error}", raw)
+        read.refuse(name, _json_problem(error), raw)
         return
     if string_map:
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
@@ -203,6 +203,21 @@ def _read_json(read: FormRead, name: str, raw: str, *, required: bool, string_ma
             return
         value = value or None
     read.fields[name] = value
+
+
+_JSON_AT = re.compile(r"invalid JSON: (?P<what>.+) at line (?P<line>\d+) column (?P<column>\d+)")
+
+
+def _json_problem(error: JsonError) -> str:
+    """Why typed text is not JSON, said for a person: where, and what was expected."""
+    found = _JSON_AT.search(str(error))
+    if found is None:
+        return f"is not valid JSON: {error}"
+    return (
+        f"is not valid JSON: at line {found['line']}, column {found['column']}, "
+        f"{found['what'][0].lower()}{found['what'][1:]} (check for a missing quote, comma or "
+        "closing bracket)"
+    )
 
 
 def _cases(data: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -235,7 +250,7 @@ def _read_body(read: FormRead, data: Mapping[str, str]) -> None:
     try:
         graph = read_json(raw)
     except JsonError as error:
-        read.refuse("body", f"is not valid JSON: {error}", raw)
+        read.refuse("body", _json_problem(error), raw)
         return
     if not isinstance(graph, dict):
         read.refuse("body", "needs a graph document: a JSON object", raw)

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.edits import NEW_NODE_DEFAULTS
-from editor.services import agents, editing, installation, node_form
+from editor.services import agents, editing, installation, messages, node_form
 from editor.services.editing import Draft, Editor, Refused, Stale
 from editor.services.errors import (
     NotAllowed,
@@ -61,7 +61,8 @@ def _node_form(
     node_key = node["payload"]["id"]
     errors: dict[str, list[str]] = {}
     for error in ed.errors_of(node_key):
-        errors.setdefault(node_form.field_key_of_error(error, node), []).append(error["message"])
+        key = node_form.field_key_of_error(error, node)
+        errors.setdefault(key, []).append(messages.for_people(error))
     held = ed.held_for(node_key)
     typed = {**{key: entry["text"] for key, entry in held.items()}, **(typed or {})}
     problems = {
@@ -99,7 +100,10 @@ def _structure_key(ed: Editor, edges: list[dict[str, Any]], selected: str | None
         ed.can_edit,
         selected,
         ed.value is not None,
-        [(node["kind"], node["payload"]["id"]) for node in ed.value["nodes"]] if ed.value else [],
+        ed.greyed,
+        [(node["kind"], node["payload"]["id"]) for node in ed.shown_value["nodes"]]
+        if ed.shown_value
+        else [],
         edges,
         _case_names(ed),
     ]
@@ -128,6 +132,7 @@ def page_context(
         error_rows.append(
             {
                 "message": error["message"],
+                "friendly": messages.for_people(error),
                 "code": error["code"],
                 "node": target,
                 "url": f"{reverse('editor', args=[ed.slug])}?node={quote(target, safe='')}"
@@ -136,13 +141,14 @@ def page_context(
             }
         )
     edges = []
-    if ed.value is not None:
+    shown = ed.shown_value
+    if shown is not None:
         problems = {
-            (e["edge"]["from"], e["edge"]["to"]): e["message"]
+            (e["edge"]["from"], e["edge"]["to"]): messages.for_people(e)
             for e in ed.errors
             if isinstance(e.get("edge"), dict) and not e.get("subgraph")
         }
-        for index, edge in enumerate(ed.value["edges"]):
+        for index, edge in enumerate(shown["edges"]):
             edges.append(
                 {**edge, "index": index, "problem": problems.get((edge["from"], edge["to"]))}
             )
@@ -166,6 +172,10 @@ def page_context(
         "case_names": _case_names(ed),
         "structure_key": _structure_key(ed, edges, node_id),
         "page_url": reverse("editor", args=[ed.slug]),
+        "malformed_friendly": messages.for_people(
+            {"code": "malformed_document", "message": ed.malformed or ""}
+        ),
+        "json_at": messages.json_position(ed.malformed),
     }
     context.update(extra)
     return context

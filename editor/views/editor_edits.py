@@ -192,6 +192,12 @@ def new_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
     source = request.POST.get("from", "")
     target = request.POST.get("to", "")
     label = request.POST.get("label", "").strip() or None
+    if not source or not target:
+        message = "Choose the node the edge comes from and the node it goes to."
+        return answer(request, editing.editor_of(draft), None, edge_error=message)
+    source_node = draft.node(source)
+    if source_node is not None and source_node["kind"] != "branch":
+        label = None  # only a branch's edges carry a label: the case they are taken for
     result = editing.apply_edit(
         request.user,
         draft,

@@ -100,21 +100,97 @@
     }
   });
 
-  // The label of a new edge: offer only the source branch's case names.
+  // The label of a new edge: only the source branch's case names, and no label field at all
+  // when the source is not a branch. Without this script every branch's cases are offered.
   function narrowLabels(select) {
-    var list = document.getElementById("edge-labels");
-    if (!list) {
+    var field = document.getElementById("edge-label-field");
+    var label = document.getElementById("add-edge-label");
+    if (!field || !label) {
       return;
     }
-    list.querySelectorAll("option").forEach(function (option) {
-      option.disabled = option.dataset.branch !== select.value;
+    var mine = null;
+    label.querySelectorAll("optgroup").forEach(function (group) {
+      var match = group.dataset.branch === select.value;
+      group.hidden = !match;
+      group.disabled = !match;
+      if (match) {
+        mine = group;
+      }
     });
+    field.hidden = mine === null;
+    var chosen = label.selectedOptions[0];
+    if (mine === null) {
+      label.value = "";
+    } else if (!chosen || chosen.parentElement !== mine) {
+      var first = mine.querySelector("option");
+      label.value = first ? first.value : "";
+    }
   }
 
   document.addEventListener("change", function (event) {
     if (event.target.matches && event.target.matches("[data-edge-from]")) {
       narrowLabels(event.target);
     }
+  });
+
+  // The JSON text's line numbers, kept beside it as it is typed and scrolled, and the button
+  // that puts the caret where a syntax error is.
+  function numberLines() {
+    var area = document.querySelector("textarea[data-line-numbers]");
+    var gutter = document.getElementById("json-lines");
+    if (!area || !gutter) {
+      return;
+    }
+    var count = area.value.split("\n").length;
+    if (gutter.dataset.count !== String(count)) {
+      var lines = [];
+      for (var number = 1; number <= count; number += 1) {
+        lines.push(number);
+      }
+      gutter.textContent = lines.join("\n");
+      gutter.dataset.count = String(count);
+    }
+    gutter.scrollTop = area.scrollTop;
+  }
+
+  document.addEventListener("input", function (event) {
+    if (event.target.matches && event.target.matches("textarea[data-line-numbers]")) {
+      numberLines();
+    }
+  });
+  document.addEventListener(
+    "scroll",
+    function (event) {
+      if (event.target.matches && event.target.matches("textarea[data-line-numbers]")) {
+        numberLines();
+      }
+    },
+    true
+  );
+
+  document.addEventListener("click", function (event) {
+    var jump = event.target.closest && event.target.closest("[data-json-jump]");
+    var area = document.querySelector("textarea[data-line-numbers]");
+    if (!jump || !area) {
+      return;
+    }
+    var line = parseInt(jump.dataset.line, 10);
+    var column = parseInt(jump.dataset.column, 10);
+    var lines = area.value.split("\n");
+    var offset = 0;
+    for (var index = 0; index < line - 1 && index < lines.length; index += 1) {
+      offset += lines[index].length + 1;
+    }
+    offset = Math.min(area.value.length, offset + Math.max(0, column - 1));
+    var details = area.closest("details");
+    if (details) {
+      details.open = true;
+    }
+    area.focus();
+    area.setSelectionRange(offset, offset);
+    // Scroll the line into view: its share of the text's height.
+    area.scrollTop = Math.max(0, (area.scrollHeight * (line - 1)) / lines.length - area.clientHeight / 3);
+    numberLines();
   });
 
   // Undo and Redo from the keyboard, outside text fields (where the browser's own undo works):
@@ -209,6 +285,10 @@
     if (select) {
       narrowLabels(select);
     }
+    document.querySelectorAll("[data-json-jump]").forEach(function (button) {
+      button.hidden = false;
+    });
+    numberLines();
     markSelected();
   }
 

@@ -16,6 +16,7 @@ from editor.graph import wire_value
 from editor.graph.edits import format_draft
 from editor.graph.templates import approval_gate
 from editor.services import agents, documents
+from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import htmx_settles, wait_for_htmx
 
 WRITER = '{"name": "Writer", "model": "echo", "prompt": "Write the draft."}'
@@ -121,9 +122,19 @@ def test_a_draft_that_does_not_parse_turns_the_forms_off_and_says_where(
     page.get_by_text("JSON", exact=True).click()
     with htmx_settles(page):
         page.get_by_label("The whole draft").fill('{"schema_version": 1,')
-    expect(page.locator("#json-error")).not_to_be_empty()
+    expect(page.locator("#json-error")).to_contain_text("The JSON has a typo at line 1")
     expect(page.locator("#verdict")).to_have_text(BLOCKED)
-    expect(page.locator("#canvas-panel")).to_contain_text("Nothing to draw")
+    # The last draft that parsed stays on the canvas and in the lists, greyed.
+    expect(page.locator("#greyed-notice")).to_be_visible()
+    expect(page.locator("#canvas-panel svg")).to_contain_text("review")
+    expect(page.locator("#node-list")).to_contain_text("publish")
+    expect(page.locator("#forms-off")).to_be_visible()
+    # The error can be jumped to: the caret goes to line 1, column 22.
+    page.get_by_role("button", name="Go to line 1, column 22").click()
+    assert page.evaluate("() => document.activeElement.id") == "json-text"
+    assert page.evaluate("() => document.getElementById('json-text').selectionStart") == 21
+    expect(page.locator("#json-lines")).to_contain_text("1")
+    assert_accessible(page)
     assert_not_reloaded(page)
 
 
