@@ -319,6 +319,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A document's old slug, answered 404, leads to its new one.
+    "editor.middleware.RenamedDocumentMiddleware",
     # Last, as django-axes asks: turns a locked-out sign-in into the "too many attempts" page.
     "axes.middleware.AxesMiddleware",
 ]

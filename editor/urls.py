@@ -8,6 +8,7 @@ from editor.api import urls as api_urls
 from editor.views import (
     account,
     agents,
+    document_actions,
     editor,
     editor_edits,
     editor_history,
@@ -69,6 +70,10 @@ urlpatterns = [
     path("graphs/<slug:slug>/edit/drop-held/", editor_edits.drop_held, name="editor_drop_held"),
     path("graphs/<slug:slug>/freeze/", editor_edits.freeze, name="editor_freeze"),
     path("graphs/<slug:slug>/discard/", editor_edits.discard, name="editor_discard"),
+    path("graphs/<slug:slug>/rename/", document_actions.rename, name="document_rename"),
+    path("graphs/<slug:slug>/duplicate/", document_actions.duplicate, name="document_duplicate"),
+    path("graphs/<slug:slug>/archive/", document_actions.archive, name="document_archive"),
+    path("graphs/<slug:slug>/delete/", document_actions.delete, name="document_delete"),
     path("graphs/<slug:slug>/undo/", editor_history.undo, name="editor_undo"),
     path("graphs/<slug:slug>/redo/", editor_history.redo, name="editor_redo"),
     path("graphs/<slug:slug>/history/", editor_history.history_panel, name="editor_history"),

@@ -164,13 +164,41 @@ class VersionOut(Schema):
 
 
 class DocumentOut(_OmitNone):
-    _omitted_when_none = frozenset({"latest"})
+    _omitted_when_none = frozenset({"latest", "archived"})
 
     slug: str
     title: str
     draft: DraftStateOut
     latest: LatestOut | None = None
     updated_at: datetime
+    #: ``true`` for an archived document (hidden from the list unless asked); left out otherwise.
+    archived: bool | None = None
+
+    @field_validator("archived", mode="before")
+    @classmethod
+    def _left_out_when_false(cls, value: Any) -> Any:
+        return True if value else None
+
+
+class DocumentPatchIn(Schema):
+    """What ``PATCH /v1/documents/{slug}`` changes; every key is optional."""
+
+    title: str | None = Field(None, min_length=1, max_length=200)
+    slug: str | None = Field(None, pattern=SLUG_PATTERN)
+    archived: bool | None = None
+
+
+class DuplicateIn(Schema):
+    title: str | None = Field(None, min_length=1, max_length=200)
+
+
+class DeletedOut(Schema):
+    slug: str
+    deleted: bool
+    #: Saved revisions of the draft that went with it.
+    revisions: int
+    #: Frozen versions that stay (their graphs and runs too).
+    versions_kept: int
 
 
 class DocumentDetailOut(DocumentOut):

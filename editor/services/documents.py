@@ -132,6 +132,7 @@ class DocumentInfo:
     updated_at: datetime
     #: Filled in by :func:`get_document` only.
     versions: list[VersionInfo] | None = None
+    archived: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +198,7 @@ def _info(document: Document, *, with_versions: bool = False) -> DocumentInfo:
         latest=_latest(document),
         updated_at=document.updated_at,
         versions=versions,
+        archived=document.archived_at is not None,
     )
 
 
@@ -241,10 +243,19 @@ def create_document(
 
 
 def list_documents(
-    *, cursor: str | None = None, limit: int = DEFAULT_LIMIT, search: str = ""
+    *,
+    cursor: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    search: str = "",
+    archived: bool = False,
 ) -> Page[DocumentInfo]:
-    """Documents, most recently changed first; ``search`` keeps titles or slugs containing it."""
-    documents = Document.objects.select_related("draft").order_by("-updated_at", "-id")
+    """Documents, most recently changed first; ``search`` keeps titles or slugs containing it.
+    Archived documents are listed apart (``archived``); deleted ones never."""
+    documents = (
+        Document.objects.select_related("draft")
+        .filter(deleted_at__isnull=True, archived_at__isnull=not archived)
+        .order_by("-updated_at", "-id")
+    )
     if search.strip():
         term = search.strip()
         documents = documents.filter(Q(title__icontains=term) | Q(slug__icontains=term))
@@ -279,7 +290,7 @@ class VersionOf:
 def versions_of_graph(digest: str) -> list[VersionOf]:
     """Every document version frozen as the graph ``digest``, by document then number."""
     rows = (
-        Version.objects.filter(graph_id=digest)
+        Version.objects.filter(graph_id=digest, document__deleted_at__isnull=True)
         .order_by("document__slug", "number")
         .values_list("document__slug", "document__title", "number")
     )

@@ -66,6 +66,7 @@ class Draft:
     held: tuple[dict[str, Any], ...] = ()
     can_undo: bool = False
     can_redo: bool = False
+    archived: bool = False
 
     @cached_property
     def value(self) -> Value | None:
@@ -102,6 +103,7 @@ def open_draft(user: Any, slug: str) -> Draft:
         held=opened.held,
         can_undo=opened.can_undo,
         can_redo=opened.can_redo,
+        archived=opened.archived,
     )
 
 
@@ -344,6 +346,7 @@ def _save(
         held=saved.held,
         can_undo=True,
         can_redo=False,
+        archived=current.archived,
     )
     return Editor(draft, saved.validation)
 

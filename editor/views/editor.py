@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.edits import NEW_NODE_DEFAULTS
-from editor.services import agents, editing, installation, messages, node_form
+from editor.services import agents, editing, installation, managing, messages, node_form
 from editor.services.editing import Draft, Editor, Refused, Stale
 from editor.services.errors import (
     NotAllowed,
@@ -176,6 +176,8 @@ def page_context(
             {"code": "malformed_document", "message": ed.malformed or ""}
         ),
         "json_at": messages.json_position(ed.malformed),
+        # Asked only where the Delete question is drawn.
+        "delete_counts": lambda: managing.what_delete_takes(ed.slug),
     }
     context.update(extra)
     return context
