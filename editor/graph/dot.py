@@ -15,6 +15,7 @@ DOT identifiers are generated (``n0``, ``n1`` …), never taken from user text.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,7 +25,15 @@ import graphviz
 
 from editor.graph.model import Graph, Node, NodeBody, SubgraphBody
 
-__all__ = ["KIND_SHAPES", "RUN_STATES", "Problems", "dot_source"]
+__all__ = [
+    "KIND_SHAPES",
+    "RUN_STATES",
+    "Pins",
+    "Problems",
+    "dot_source",
+    "drawing",
+    "structure_key",
+]
 
 #: Kind → (shape, extra style). Distinct by outline, not by colour alone.
 KIND_SHAPES: dict[str, tuple[str, str]] = {
@@ -50,6 +59,23 @@ RUN_STATES: dict[str, tuple[str, str, str, str]] = {
 }
 
 Level = tuple[str, ...]
+
+
+@dataclass
+class Pins:
+    """Where a laid-out drawing put things, to draw a drawing of the same structure at the same
+    places (``neato -n2``): positions by the generated DOT ids (``n1``…, ``e1``…,
+    ``cluster_n3``), which a drawing of the same :func:`structure_key` shares.
+
+    ``nodes`` holds each node's position and the label it had when laid out: an edge touching
+    a node whose label changed (so whose size may have) is routed again, straight, rather than
+    drawn along a curve that no longer meets it.
+    """
+
+    bb: str
+    nodes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    edges: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    clusters: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,10 +139,37 @@ class _Writer:
         self.highlight = highlight
         self.states = states or {}
         self.counter = 0
+        self.edge_counter = 0
+        self.pins: Pins | None = None
+        #: The label of each node, by DOT id (kept with a layout, see :class:`Pins`).
+        self.labels: dict[str, str] = {}
+        self.relabelled: set[str] = set()
 
     def new_id(self) -> str:
         self.counter += 1
         return f"n{self.counter}"
+
+    def node(self, dot: graphviz.Digraph, dot_id: str, label: str, **attributes: str) -> None:
+        self.labels[dot_id] = str(label)
+        if self.pins is not None:
+            pinned = self.pins.nodes.get(dot_id)
+            if pinned is not None:
+                attributes["pos"] = pinned[0]
+                if pinned[1] != str(label):
+                    self.relabelled.add(dot_id)
+        dot.node(dot_id, label, **attributes)
+
+    def edge(self, dot: graphviz.Digraph, tail: str, head: str, **attributes: str) -> None:
+        self.edge_counter += 1
+        edge_id = f"e{self.edge_counter}"
+        attributes["id"] = f"edge-{edge_id}"
+        if self.pins is not None and not {tail, head} & self.relabelled:
+            pos, label_pos = self.pins.edges.get(edge_id, (None, None))
+            if pos:
+                attributes["pos"] = pos
+            if label_pos:
+                attributes["lp"] = label_pos
+        dot.edge(tail, head, **attributes)
 
     def level(self, dot: graphviz.Digraph, graph: Graph, level: Level) -> dict[str, str]:
         """Draw one document level into ``dot``; returns node id → DOT id."""
@@ -176,7 +229,7 @@ class _Writer:
                 attributes["URL"] = graphviz.escape(url)
                 attributes["target"] = "_top"
             label = _label(node, entry=entry, broken=broken, state=state)
-            dot.node(dot_id, label, **attributes)
+            self.node(dot, dot_id, label, **attributes)
         for edge in graph.edges:
             if edge.source not in ids or edge.target not in ids:
                 continue
@@ -185,11 +238,12 @@ class _Writer:
                 attributes["label"] = graphviz.escape(edge.label)
             if (level, edge.source, edge.target) in self.problems.edges:
                 attributes.update(color=ERROR_COLOUR, fontcolor=ERROR_COLOUR, style="dashed")
-            dot.edge(ids[edge.source], ids[edge.target], **attributes)
+            self.edge(dot, ids[edge.source], ids[edge.target], **attributes)
         for node in graph.nodes:
             body = getattr(node, "body", None)
             if isinstance(body, NodeBody) and body.node in ids:
-                dot.edge(
+                self.edge(
+                    dot,
                     ids[node.id],
                     ids[body.node],
                     label="body",
@@ -207,16 +261,22 @@ class _Writer:
     ) -> None:
         name = f"cluster_{self.new_id()}"
         with dot.subgraph(name=name) as cluster:
+            pinned: dict[str, str] = {}
+            if self.pins is not None:
+                box, label_pos = self.pins.clusters.get(name, (None, None))
+                pinned = {key: value for key, value in (("bb", box), ("lp", label_pos)) if value}
             cluster.attr(
                 label=graphviz.escape(f"body of {owner.id}"),
                 style="dashed",
                 color=BODY_COLOUR,
                 fontcolor=BODY_COLOUR,
+                **pinned,
             )
             inner = self.level(cluster, graph, level)
         targets = [inner[node.id] for node in graph.nodes if node.id in inner]
         if targets:
-            dot.edge(
+            self.edge(
+                dot,
                 owner_id,
                 targets[0],
                 lhead=name,
@@ -235,14 +295,32 @@ def dot_source(
     node_url: Callable[[Level, str], str | None] | None = None,
     highlight: dict[tuple[Level, str], str] | None = None,
     states: dict[str, str] | None = None,
+    pins: Pins | None = None,
 ) -> str:
     """The DOT source of ``graph`` with ``errors`` marked.
 
     ``node_url(level, id)`` gives each node's link (``level`` is the chain of
     subgraph owners, empty at the top); ``highlight`` fills chosen nodes with a
     colour (the compare view uses it); ``states`` maps top-level node ids to a
-    key of :data:`RUN_STATES` (the run page uses it).
+    key of :data:`RUN_STATES` (the run page uses it). With ``pins`` (a layout of a
+    drawing of the same :func:`structure_key`), every node and edge carries its position, for
+    ``neato -n2`` to draw without laying out again.
     """
+    return drawing(
+        graph, errors=errors, node_url=node_url, highlight=highlight, states=states, pins=pins
+    )[0]
+
+
+def drawing(
+    graph: Graph,
+    *,
+    errors: Iterable[dict[str, Any]] = (),
+    node_url: Callable[[Level, str], str | None] | None = None,
+    highlight: dict[tuple[Level, str], str] | None = None,
+    states: dict[str, str] | None = None,
+    pins: Pins | None = None,
+) -> tuple[str, dict[str, str]]:
+    """:func:`dot_source`, and the label of each node by DOT id (kept with a layout)."""
     dot = graphviz.Digraph(
         "graph",
         graph_attr={
@@ -256,5 +334,39 @@ def dot_source(
         node_attr={"fontname": "sans-serif", "fontsize": "11", "margin": "0.15,0.06"},
         edge_attr={"fontname": "sans-serif", "fontsize": "10"},
     )
-    _Writer(Problems.from_errors(errors), node_url, highlight or {}, states).level(dot, graph, ())
-    return dot.source
+    if pins is not None:
+        dot.graph_attr["bb"] = pins.bb
+    writer = _Writer(Problems.from_errors(errors), node_url, highlight or {}, states)
+    writer.pins = pins
+    writer.level(dot, graph, ())
+    return dot.source, writer.labels
+
+
+def structure_key(graph: Graph) -> str:
+    """Names what a layout depends on: per document level, the kinds of the nodes in order,
+    the edges and bodies between them by position, and the subgraphs. Two graphs with equal
+    keys get the same DOT ids, so a layout of one places the other (names, labels, prompts,
+    schemas and errors may differ)."""
+    parts: list[Any] = []
+
+    def level(current: Graph) -> None:
+        where = {node.id: index for index, node in enumerate(current.nodes)}
+        parts.append(tuple(node.kind for node in current.nodes))
+        parts.append(
+            tuple(
+                (where[edge.source], where[edge.target])
+                for edge in current.edges
+                if edge.source in where and edge.target in where
+            )
+        )
+        for index, node in enumerate(current.nodes):
+            body = getattr(node, "body", None)
+            if isinstance(body, NodeBody):
+                parts.append(("body", index, where.get(body.node)))
+            elif isinstance(body, SubgraphBody):
+                parts.append(("subgraph", index))
+                level(body.graph)
+                parts.append(("end", index))
+
+    level(graph)
+    return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:32]

@@ -14,6 +14,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from editor.graph.errors import GraphError, MalformedDocument
 from editor.graph.parsing import parse_graph
 from editor.graph.wire import wire_value
@@ -69,7 +71,13 @@ def format_draft(value: Value) -> str:
     """
     with contextlib.suppress(MalformedDocument):
         value = wire_value(parse_graph(value))
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    try:
+        # orjson writes what json.dumps(indent=2, ensure_ascii=False) does, a hundred times
+        # faster (the canonical writer uses it too).
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+    except (TypeError, orjson.JSONEncodeError):
+        # What orjson will not write (an integer beyond 64 bits): the standard library will.
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 def _node_ids(value: Value) -> list[str]:

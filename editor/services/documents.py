@@ -35,6 +35,7 @@ from editor.services.drafts import (
     KEEP,
     DraftView,
     held_error,
+    keep_layout,
     list_revisions,
     read_draft,
     redo,
@@ -82,6 +83,7 @@ __all__ = [
     "get_document",
     "held_error",
     "import_draft",
+    "keep_layout",
     "list_documents",
     "list_revisions",
     "list_versions",
@@ -148,6 +150,8 @@ class OpenDraft:
     can_undo: bool = False
     can_redo: bool = False
     archived: bool = False
+    #: The canvas's kept layout (``Draft.layout``).
+    layout: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +329,7 @@ def open_draft(slug: str) -> OpenDraft:
         can_undo=can_undo,
         can_redo=can_redo,
         archived=document.archived_at is not None,
+        layout=document.draft.layout,
     )
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "DraftView",
     "Verdict",
     "held_error",
+    "keep_layout",
     "list_revisions",
     "read_draft",
     "redo",
@@ -243,3 +244,10 @@ def held_error(entry: dict[str, Any]) -> dict[str, Any]:
         "field": entry["field"],
         **({"subgraph": list(entry["level"])} if entry.get("level") else {}),
     }
+
+
+def keep_layout(slug: str, layout: dict[str, Any]) -> None:
+    """Keep the canvas's newest layout with the draft (not a change of the draft: no revision)."""
+    Draft.objects.filter(document__slug=slug, document__deleted_at__isnull=True).update(
+        layout=layout
+    )

@@ -25,10 +25,17 @@ from django.urls import reverse
 
 from editor.engine import resolve_names
 from editor.graph import Graph, MalformedDocument, parse_document, wire_value
-from editor.graph.edits import EditRefused, format_draft
+from editor.graph.edits import EditRefused, format_draft, level_value
 from editor.services import documents, history
 from editor.services.access import can_author
-from editor.services.canvas import CanvasSource, DrawnCanvas, canvas_source, render
+from editor.services.canvas import (
+    CanvasSource,
+    DrawnCanvas,
+    canvas_source,
+    editor_source,
+    render,
+    render_editor,
+)
 from editor.services.errors import StaleDraft
 from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
@@ -67,16 +74,30 @@ class Draft:
     can_undo: bool = False
     can_redo: bool = False
     archived: bool = False
+    layout: dict[str, Any] | None = None
 
     @cached_property
     def value(self) -> Value | None:
         return wire_value(self.graph) if self.graph is not None else None
 
-    def node(self, node_id: str | None) -> Value | None:
-        """The last node with ``node_id`` (as validation looks nodes up), or ``None``."""
-        if self.value is None or node_id is None:
+    def level_value(self, level: tuple[str, ...] = ()) -> Value | None:
+        """The document level ``level`` names (``None`` when the draft does not parse or there
+        is no such level)."""
+        if not level:
+            return self.value
+        if self.value is None:
             return None
-        for node in reversed(self.value["nodes"]):
+        try:
+            return level_value(self.value, level)
+        except EditRefused:
+            return None
+
+    def node(self, node_id: str | None, level: tuple[str, ...] = ()) -> Value | None:
+        """The last node with ``node_id`` in ``level`` (as validation looks nodes up)."""
+        current = self.level_value(level)
+        if current is None or node_id is None:
+            return None
+        for node in reversed(current["nodes"]):
             if node["payload"]["id"] == node_id:
                 return node
         return None
@@ -104,6 +125,7 @@ def open_draft(user: Any, slug: str) -> Draft:
         can_undo=opened.can_undo,
         can_redo=opened.can_redo,
         archived=opened.archived,
+        layout=opened.layout,
     )
 
 
@@ -209,8 +231,11 @@ class Editor:
             if self.last_good is None:
                 return None
             return canvas_source(self.last_good[0])
-        return canvas_source(
-            self.graph, errors=self.validation.get("errors", ()), node_url=_node_url(self.slug)
+        return editor_source(
+            self.graph,
+            errors=self.validation.get("errors", ()),
+            node_url=_node_url(self.slug),
+            layout=self.draft.layout,
         )
 
     @property
@@ -223,9 +248,22 @@ class Editor:
 
     @cached_property
     def canvas(self) -> DrawnCanvas | None:
-        """The canvas, laid out by ``dot`` (or taken from the cache) on first use."""
+        """The canvas, drawn on first use: at the kept layout's places while the structure
+        stays (``neato -n2``), else laid out again by ``dot`` and that layout kept."""
         source = self.canvas_source
-        return render(source) if source is not None else None
+        if source is None:
+            return None
+        if self.graph is None:
+            return render(source)
+        drawn, layout = render_editor(
+            source,
+            self.graph,
+            errors=self.validation.get("errors", ()),
+            node_url=_node_url(self.slug),
+        )
+        if layout is not None:
+            documents.keep_layout(self.slug, layout)
+        return drawn
 
     @property
     def malformed(self) -> str | None:
@@ -237,13 +275,15 @@ class Editor:
 
     @property
     def node_ids(self) -> list[str]:
-        if self.value is None:
-            return []
-        return [node["payload"]["id"] for node in self.value["nodes"]]
+        return self.node_ids_at(())
 
-    def node(self, node_id: str | None) -> Value | None:
-        """The last node with ``node_id`` (as validation looks nodes up), or ``None``."""
-        return self.draft.node(node_id)
+    def node_ids_at(self, level: tuple[str, ...]) -> list[str]:
+        current = self.draft.level_value(level)
+        return [node["payload"]["id"] for node in current["nodes"]] if current else []
+
+    def node(self, node_id: str | None, level: tuple[str, ...] = ()) -> Value | None:
+        """The last node with ``node_id`` in ``level`` (as validation looks nodes up)."""
+        return self.draft.node(node_id, level)
 
     @cached_property
     def not_runnable(self) -> list[dict[str, Any]]:
@@ -253,12 +293,12 @@ class Editor:
             return []
         return resolve_names(self.graph, installation())
 
-    def errors_of(self, node_id: str) -> list[dict[str, Any]]:
-        """The top-level errors about ``node_id`` (not those inside its subgraph)."""
+    def errors_of(self, node_id: str, level: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        """The errors about ``node_id`` in ``level`` (not those inside its own subgraph)."""
         return [
             error
             for error in self.errors
-            if not error.get("subgraph") and _error_node(error) == node_id
+            if tuple(error.get("subgraph", ())) == level and _error_node(error) == node_id
         ]
 
 
@@ -293,9 +333,9 @@ def _node_url(slug: str) -> Callable[[tuple[str, ...], str], str | None]:
     page = reverse("editor", args=[slug])
 
     def url(level: tuple[str, ...], node_id: str) -> str:
-        # A node inside a subgraph is edited in its owner's form.
-        target = level[0] if level else node_id
-        return f"{page}?node={quote(target, safe='')}"
+        # A node inside a subgraph body has a form of its own, at its level.
+        owners = "".join(f"&in={quote(owner, safe='')}" for owner in level)
+        return f"{page}?node={quote(node_id, safe='')}{owners}"
 
     return url
 
@@ -347,6 +387,7 @@ def _save(
         can_undo=True,
         can_redo=False,
         archived=current.archived,
+        layout=current.layout,
     )
     return Editor(draft, saved.validation)
 
@@ -397,8 +438,13 @@ def apply_edit(
 
 
 def save_text(user: Any, current: Draft, revision: int | None, text: str) -> Editor | Stale:
-    """The **JSON** tab: the whole draft as typed, saved even when it does not parse."""
-    return _save(user, current, text, revision, [], coalesce="json")
+    """The **JSON** tab: the whole draft as typed, saved even when it does not parse.
+
+    Typing is kept as one revision while the text parses, and as another while it does not,
+    so the last draft that parsed stays in the history (the greyed canvas shows it)."""
+    graph = _parsed(text)
+    coalesce = "json:parses" if graph is not None else "json:broken"
+    return _save(user, current, text, revision, [], graph=graph, coalesce=coalesce)
 
 
 def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor | Stale | None:

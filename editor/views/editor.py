@@ -46,24 +46,31 @@ def revision_of(request: HttpRequest) -> int | None:
     return node_form.whole_number(request.POST.get("revision", ""), minimum=1)
 
 
+def level_of(request: HttpRequest) -> tuple[str, ...]:
+    """The document level a request is about: the subgraph owners named by ``in``."""
+    data = request.POST if request.method == "POST" else request.GET
+    return tuple(data.getlist("in"))[:8]
+
+
 def _node_form(
     ed: Editor,
     node_id: str | None,
     *,
+    level: tuple[str, ...] = (),
     problems: dict[str, str] | None = None,
     typed: dict[str, str] | None = None,
     token: str | None = None,
 ) -> dict[str, Any] | None:
     """What the node form shows: the stored values (or ``typed``, text not saved) and errors."""
-    node = ed.node(node_id)
+    node = ed.node(node_id, level)
     if node is None:
         return None
     node_key = node["payload"]["id"]
     errors: dict[str, list[str]] = {}
-    for error in ed.errors_of(node_key):
+    for error in ed.errors_of(node_key, level):
         key = node_form.field_key_of_error(error, node)
         errors.setdefault(key, []).append(messages.for_people(error))
-    held = ed.held_for(node_key)
+    held = ed.held_for(node_key, level)
     typed = {**{key: entry["text"] for key, entry in held.items()}, **(typed or {})}
     problems = {
         **{key: f"not saved: it {entry['message']}" for key, entry in held.items()},
@@ -72,40 +79,46 @@ def _node_form(
     for key, message in problems.items():
         errors.setdefault(key, []).append(message)
     if not (token and token.isascii() and token.isalnum()):
-        token = hashlib.sha256(node_key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        named = repr((level, node_key)).encode("utf-8", "surrogatepass")
+        token = hashlib.sha256(named).hexdigest()[:12]
     return node_form.node_form(
         node,
         token=token,
+        level=level,
         errors=errors,
         typed=typed,
-        other_ids=ed.node_ids,
+        other_ids=ed.node_ids_at(level),
         agents=_agents,
         tools=_tools,
     )
 
 
-def _case_names(ed: Editor) -> dict[str, list[str]]:
-    if ed.value is None:
+def _case_names(shown: dict[str, Any] | None) -> dict[str, list[str]]:
+    if shown is None:
         return {}
     return {
         node["payload"]["id"]: [case.get("name", "") for case in node["payload"]["cases"]]
-        for node in ed.value["nodes"]
+        for node in shown["nodes"]
         if node["kind"] == "branch"
     }
 
 
-def _structure_key(ed: Editor, edges: list[dict[str, Any]], selected: str | None) -> str:
+def _structure_key(
+    ed: Editor,
+    edges: list[dict[str, Any]],
+    selected: str | None,
+    level: tuple[str, ...],
+    nodes: list[dict[str, Any]],
+) -> str:
     """Names what the node and edge lists show (they show nothing else)."""
     shown = [
         ed.can_edit,
         selected,
+        level,
         ed.value is not None,
         ed.greyed,
-        [(node["kind"], node["payload"]["id"]) for node in ed.shown_value["nodes"]]
-        if ed.shown_value
-        else [],
+        [(node["kind"], node["payload"]["id"]) for node in nodes],
         edges,
-        _case_names(ed),
     ]
     # repr, not JSON: the same data gives the same text, and it costs a tenth of json.dumps.
     return hashlib.sha256(repr(shown).encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -122,31 +135,41 @@ def _tools() -> list[str]:
     return installation.tools().names()
 
 
+def _query(level: tuple[str, ...]) -> str:
+    return "".join(f"&in={quote(owner, safe='')}" for owner in level)
+
+
 def page_context(
     request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any
 ) -> dict[str, Any]:
+    level = level_of(request)
+    page = reverse("editor", args=[ed.slug])
     error_rows = []
     for error in ed.errors:
-        owner = error.get("subgraph", [None])[0] if error.get("subgraph") else None
-        target = owner or _error_target(error)
+        where = tuple(error.get("subgraph", ()))
+        target = _error_target(error)
+        found = target is not None and ed.node(target, where) is not None
         error_rows.append(
             {
                 "message": error["message"],
                 "friendly": messages.for_people(error),
                 "code": error["code"],
                 "node": target,
-                "url": f"{reverse('editor', args=[ed.slug])}?node={quote(target, safe='')}"
-                if target and target in ed.node_ids
+                "url": f"{page}?node={quote(target, safe='')}{_query(where)}"
+                if found and target is not None
                 else None,
             }
         )
     edges = []
-    shown = ed.shown_value
+    shown = ed.draft.level_value(level) if level else ed.shown_value
+    if shown is None:
+        level = ()
+        shown = ed.shown_value
     if shown is not None:
         problems = {
             (e["edge"]["from"], e["edge"]["to"]): messages.for_people(e)
             for e in ed.errors
-            if isinstance(e.get("edge"), dict) and not e.get("subgraph")
+            if isinstance(e.get("edge"), dict) and tuple(e.get("subgraph", ())) == level
         }
         for index, edge in enumerate(shown["edges"]):
             edges.append(
@@ -156,22 +179,32 @@ def page_context(
         {
             **entry,
             "label": _field_label(ed, entry),
-            "url": f"{reverse('editor', args=[ed.slug])}?node={quote(entry['node'], safe='')}",
+            "url": f"{page}?node={quote(entry['node'], safe='')}"
+            f"{_query(tuple(entry.get('level', ())))}",
         }
         for entry in ed.held
     ]
+    nodes = list(shown["nodes"]) if shown is not None else []
     context = {
         "ed": ed,
         "held_rows": held_rows,
         "kinds": KINDS,
-        "node": _node_form(ed, node_id),
+        "node": _node_form(ed, node_id, level=level),
         "selected": node_id,
-        "selected_quoted": quote(node_id or "", safe=""),
+        "selected_quoted": quote(node_id or "", safe="") + _query(level),
         "error_rows": error_rows,
         "edges": edges,
-        "case_names": _case_names(ed),
-        "structure_key": _structure_key(ed, edges, node_id),
-        "page_url": reverse("editor", args=[ed.slug]),
+        "level": level,
+        "level_query": _query(level),
+        "level_trail": [
+            {"owner": owner, "query": _query(level[: index + 1])}
+            for index, owner in enumerate(level)
+        ],
+        "level_nodes": nodes,
+        "level_ids": [node["payload"]["id"] for node in nodes],
+        "case_names": _case_names(shown),
+        "structure_key": _structure_key(ed, edges, node_id, level, nodes),
+        "page_url": page,
         "malformed_friendly": messages.for_people(
             {"code": "malformed_document", "message": ed.malformed or ""}
         ),
@@ -184,7 +217,7 @@ def page_context(
 
 
 def _field_label(ed: Editor, entry: dict[str, Any]) -> str:
-    node = ed.node(entry["node"]) if not entry.get("level") else None
+    node = ed.node(entry["node"], tuple(entry.get("level", ())))
     if node is not None:
         for form_field in node_form.form_fields(node["kind"]):
             if form_field.key == entry["field"]:
@@ -210,7 +243,8 @@ def editor_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.htmx and request.htmx.target == "editor":
         return render(request, f"{PAGE}#workspace", context)
     if request.htmx and node_id is not None:
-        return render(request, f"{PAGE}#node_panel", context)
+        # The node's form, and the nodes and edges of its level (a body is its own level).
+        return render(request, f"{PAGE}#node_choice", context)
     if request.htmx:
         return render(request, f"{PAGE}#workspace", context)
     return render(request, PAGE, context)
@@ -237,7 +271,9 @@ def answer(
     context = page_context(request, ed, node_id, stale=stale, json_error=json_error, **extra)
     token = request.POST.get("token") if request.method == "POST" else None
     if problems or typed is not None or token:
-        context["node"] = _node_form(ed, node_id, problems=problems, typed=typed, token=token)
+        context["node"] = _node_form(
+            ed, node_id, level=context["level"], problems=problems, typed=typed, token=token
+        )
         context["form_problems"] = problems
     if stale is not None:
         context["stale_rejected"] = stale.rejected or "\n".join(
@@ -255,7 +291,10 @@ def answer(
     ):
         return render(request, PAGE, context)
     url = reverse("editor", args=[ed.slug])
-    return redirect(f"{url}?node={quote(node_id, safe='')}" if node_id else url)
+    where = _query(context["level"])
+    if node_id:
+        return redirect(f"{url}?node={quote(node_id, safe='')}{where}")
+    return redirect(f"{url}?{where[1:]}" if where else url)
 
 
 def leave_out_shown(request: HttpRequest, ed: Editor, context: dict[str, Any]) -> None:

@@ -26,7 +26,15 @@ from editor.graph.edits import (
 from editor.services import agents, documents, editing, node_form
 from editor.services.editing import Draft, Editor, Refused, Stale
 from editor.services.errors import InvalidGraph, InvalidRequest, StaleDraft
-from editor.views.editor import PAGE, answer, guarded, leave_out_shown, page_context, revision_of
+from editor.views.editor import (
+    PAGE,
+    answer,
+    guarded,
+    leave_out_shown,
+    level_of,
+    page_context,
+    revision_of,
+)
 
 __all__ = [
     "discard",
@@ -70,7 +78,8 @@ def _form_summary(node: dict[str, Any], new_id: str, fields: dict[str, Any]) -> 
 def edit_node(request: HttpRequest, draft: Draft) -> HttpResponse:
     """The node form: every field, posted as the person types."""
     node_id = request.POST.get("node", "")
-    node = draft.node(node_id)
+    level = level_of(request)
+    node = draft.node(node_id, level)
     submitted = [(key, value) for key, value in request.POST.items() if key not in _NOT_A_CHANGE]
     if node is None:
         # Deleted elsewhere: a stale tab learns so; otherwise say the node is gone.
@@ -90,22 +99,23 @@ def edit_node(request: HttpRequest, draft: Draft) -> HttpResponse:
     held_id = None
     if new_id != node_id:
         try:
-            update_node(draft.value or {}, node_id, {}, new_id=new_id)
+            update_node(draft.value or {}, node_id, {}, new_id=new_id, level=level)
         except EditRefused as refused:
             held_id = str(refused)
     kept_id = node_id if held_id else new_id
+    where = list(level)
     mine = [
-        {"level": [], "node": kept_id, "field": key, "text": read.typed[key], "message": message}
+        {"level": where, "node": kept_id, "field": key, "text": read.typed[key], "message": message}
         for key, message in read.problems.items()
     ]
     if held_id:
         mine.append(
-            {"level": [], "node": kept_id, "field": "id", "text": new_id, "message": held_id}
+            {"level": where, "node": kept_id, "field": "id", "text": new_id, "message": held_id}
         )
     others = [
         entry
         for entry in draft.held
-        if entry.get("level") or entry["node"] not in (node_id, kept_id)
+        if list(entry.get("level", [])) != where or entry["node"] not in (node_id, kept_id)
     ]
     summary, coalesce = _form_summary(node, kept_id, read.fields)
     if mine:
@@ -114,7 +124,7 @@ def edit_node(request: HttpRequest, draft: Draft) -> HttpResponse:
         request.user,
         draft,
         revision_of(request),
-        lambda value: update_node(value, node_id, read.fields, new_id=kept_id),
+        lambda value: update_node(value, node_id, read.fields, new_id=kept_id, level=level),
         submitted=submitted,
         summary=summary,
         held=others + mine,
@@ -131,10 +141,15 @@ def drop_held(request: HttpRequest, draft: Draft) -> HttpResponse:
     """Discard a field held back: the node keeps its saved value (undoable)."""
     node_id = request.POST.get("node", "")
     field = request.POST.get("field", "")
+    where = list(level_of(request))
     kept = [
         entry
         for entry in draft.held
-        if not (entry["node"] == node_id and entry["field"] == field and not entry.get("level"))
+        if not (
+            entry["node"] == node_id
+            and entry["field"] == field
+            and list(entry.get("level", [])) == where
+        )
     ]
     result = editing.apply_edit(
         request.user,
@@ -154,11 +169,12 @@ def new_node(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Add node**: a kind and an id, starting from the defaults."""
     kind = request.POST.get("kind", "")
     node_id = request.POST.get("id", "")
+    level = level_of(request)
     result = editing.apply_edit(
         request.user,
         draft,
         revision_of(request),
-        lambda value: add_node(value, kind, node_id),
+        lambda value: add_node(value, kind, node_id, level=level),
         submitted=[("add node", f"{kind} {node_id}")],
         summary=f"added {kind} node `{node_id}`",
     )
@@ -174,14 +190,19 @@ def new_node(request: HttpRequest, draft: Draft) -> HttpResponse:
 def remove_node(request: HttpRequest, draft: Draft) -> HttpResponse:
     """**Delete node**, and its edges (undoable)."""
     node_id = request.POST.get("node", "")
+    level = level_of(request)
     result = editing.apply_edit(
         request.user,
         draft,
         revision_of(request),
-        lambda value: delete_node(value, node_id),
+        lambda value: delete_node(value, node_id, level=level),
         submitted=[("delete node", node_id)],
         summary=f"deleted node `{node_id}`",
-        held=[entry for entry in draft.held if entry["node"] != node_id or entry.get("level")],
+        held=[
+            entry
+            for entry in draft.held
+            if entry["node"] != node_id or tuple(entry.get("level", ())) != level
+        ],
     )
     return answer(request, result, None, undo_notice=f"Deleted node {node_id}.")
 
@@ -195,14 +216,15 @@ def new_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
     if not source or not target:
         message = "Choose the node the edge comes from and the node it goes to."
         return answer(request, editing.editor_of(draft), None, edge_error=message)
-    source_node = draft.node(source)
+    level = level_of(request)
+    source_node = draft.node(source, level)
     if source_node is not None and source_node["kind"] != "branch":
         label = None  # only a branch's edges carry a label: the case they are taken for
     result = editing.apply_edit(
         request.user,
         draft,
         revision_of(request),
-        lambda value: add_edge(value, source, target, label),
+        lambda value: add_edge(value, source, target, label, level=level),
         submitted=[("add edge", f"{source} -> {target} {label or ''}".strip())],
         summary=f"added edge `{source}` → `{target}`" + (f" [{label}]" if label else ""),
     )
@@ -218,14 +240,16 @@ def remove_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
     raw = request.POST.get("edge", "")
     index = node_form.whole_number(raw, maximum=10**9)
     index = -1 if index is None else index
-    edges = draft.value["edges"] if draft.value is not None else []
+    level = level_of(request)
+    current = draft.level_value(level)
+    edges = current["edges"] if current is not None else []
     named = edges[index] if 0 <= index < len(edges) else None
     what = f"`{named['from']}` → `{named['to']}`" if named else f"number {raw}"
     result = editing.apply_edit(
         request.user,
         draft,
         revision_of(request),
-        lambda value: delete_edge(value, index),
+        lambda value: delete_edge(value, index, level=level),
         submitted=[("delete edge", raw)],
         summary=f"deleted edge {what}",
     )

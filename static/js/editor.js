@@ -280,6 +280,216 @@
     }
   });
 
+  // Canvas nodes by node id (top-level ones link to ?node=<id>).
+  function canvasNodes() {
+    var found = [];
+    document.querySelectorAll("#canvas-panel svg g.node").forEach(function (group) {
+      var link = group.querySelector("a");
+      var href = link && (link.getAttribute("href") || link.getAttribute("xlink:href"));
+      var id = href ? new URL(href, window.location.href).searchParams.get("node") : null;
+      var title = group.querySelector("a") && group.querySelector("a").getAttribute("xlink:title");
+      found.push({ group: group, id: id, text: (group.textContent || "") + " " + (title || "") });
+    });
+    return found;
+  }
+
+  function centreNode(id) {
+    if (!window.gatehouseCanvas) {
+      return false;
+    }
+    var match = canvasNodes().find(function (node) {
+      return node.id === id && node.group.classList.contains("top-level");
+    });
+    return match ? window.gatehouseCanvas.centre("canvas", match.group) : false;
+  }
+
+  // Choosing a node in the list brings it into view on the canvas, marked.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("#node-list a[href*='node=']");
+    if (link) {
+      centreNode(new URL(link.href, window.location.href).searchParams.get("node"));
+    }
+  });
+
+  // Find a node by id or name: the first match is centred and marked; Enter goes to the next.
+  var findState = { query: "", index: -1 };
+  function find(next) {
+    var input = document.getElementById("canvas-find");
+    var result = document.getElementById("canvas-find-result");
+    if (!input || !result) {
+      return;
+    }
+    var query = input.value.trim().toLowerCase();
+    if (!query) {
+      result.textContent = "";
+      return;
+    }
+    var matches = canvasNodes().filter(function (node) {
+      return (node.id || "").toLowerCase().includes(query) || node.text.toLowerCase().includes(query);
+    });
+    if (query !== findState.query) {
+      findState = { query: query, index: -1 };
+    }
+    if (!matches.length) {
+      result.textContent = "No node matches.";
+      return;
+    }
+    findState.index = next ? (findState.index + 1) % matches.length : 0;
+    var chosen = matches[findState.index];
+    window.gatehouseCanvas.centre("canvas", chosen.group);
+    result.textContent =
+      (findState.index + 1) + " of " + matches.length + (chosen.id ? ": " + chosen.id : "");
+  }
+
+  document.addEventListener("input", function (event) {
+    if (event.target.id === "canvas-find") {
+      find(false);
+    }
+  });
+  document.addEventListener("submit", function (event) {
+    if (event.target.id === "canvas-search" && window.gatehouseCanvas) {
+      event.preventDefault();
+      find(true);
+    }
+  });
+  // "/" or Ctrl+F on the canvas goes to Find.
+  document.addEventListener("keydown", function (event) {
+    var onCanvas = event.target.closest && event.target.closest("#canvas-panel");
+    if (!onCanvas) {
+      return;
+    }
+    var slash = event.key === "/" && !event.ctrlKey && !event.metaKey && !event.altKey;
+    var ctrlF = (event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "f";
+    if (slash || ctrlF) {
+      var input = document.getElementById("canvas-find");
+      if (input) {
+        event.preventDefault();
+        input.focus();
+        input.select();
+      }
+    }
+  });
+
+  // --- Keyboard: one tab stop on the canvas, arrows along the edges, focus into the form ----
+
+  // The canvas's nodes and edges by DOT id, from the SVG (a node's <title> is its DOT id, an
+  // edge's is "tail->head").
+  function graphOf() {
+    var nodes = {};
+    var next = {};
+    var previous = {};
+    document.querySelectorAll("#canvas-panel svg g.node").forEach(function (group) {
+      var title = group.querySelector("title");
+      if (title) {
+        nodes[title.textContent] = group;
+      }
+    });
+    document.querySelectorAll("#canvas-panel svg g.edge > title").forEach(function (title) {
+      var ends = title.textContent.split("->");
+      if (ends.length === 2) {
+        (next[ends[0]] = next[ends[0]] || []).push(ends[1]);
+        (previous[ends[1]] = previous[ends[1]] || []).push(ends[0]);
+      }
+    });
+    return { nodes: nodes, next: next, previous: previous };
+  }
+
+  function linkOf(group) {
+    return group ? group.querySelector("a") : null;
+  }
+
+  // Only one canvas node is a tab stop (the open one, else the first): the rest are reached
+  // with the arrow keys, so Tab goes past a large canvas at once.
+  function roveCanvas() {
+    var links = document.querySelectorAll("#canvas-panel svg g.node a");
+    if (!links.length) {
+      return;
+    }
+    var chosen = document.querySelector("#canvas-panel svg g.node.selected a") || links[0];
+    links.forEach(function (link) {
+      link.setAttribute("tabindex", link === chosen ? "0" : "-1");
+    });
+  }
+
+  function focusCanvasNode(group) {
+    var link = linkOf(group);
+    if (!link) {
+      return;
+    }
+    document.querySelectorAll("#canvas-panel svg g.node a[tabindex='0']").forEach(function (other) {
+      other.setAttribute("tabindex", "-1");
+    });
+    link.setAttribute("tabindex", "0");
+    link.focus();
+    if (window.gatehouseCanvas) {
+      window.gatehouseCanvas.centre("canvas", group);
+    }
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var link = event.target.closest && event.target.closest("#canvas-panel svg g.node a");
+    if (!link || event.altKey || event.ctrlKey || event.metaKey) {
+      return;
+    }
+    var arrows = { ArrowRight: "next", ArrowLeft: "previous", ArrowDown: 1, ArrowUp: -1 };
+    if (!(event.key in arrows)) {
+      return;
+    }
+    event.preventDefault();
+    var graph = graphOf();
+    var here = link.closest("g.node").querySelector("title").textContent;
+    var way = arrows[event.key];
+    var target = null;
+    if (way === "next" || way === "previous") {
+      target = (graph[way][here] || [])[0];
+    } else {
+      // Up and down: the other nodes that share this one's first predecessor (or successor).
+      var parent = (graph.previous[here] || [])[0];
+      var siblings = parent ? graph.next[parent] : null;
+      if (!siblings || siblings.length < 2) {
+        var child = (graph.next[here] || [])[0];
+        siblings = child ? graph.previous[child] : null;
+      }
+      if (siblings && siblings.length > 1) {
+        var index = siblings.indexOf(here);
+        target = siblings[(index + way + siblings.length) % siblings.length];
+      }
+    }
+    if (target && graph.nodes[target]) {
+      focusCanvasNode(graph.nodes[target]);
+    }
+  });
+
+  // A node chosen (on the canvas, in the list, from an error) opens its form with the focus in
+  // it; Escape in the form goes back to that node on the canvas.
+  var focusForm = false;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var config = event.detail.requestConfig || {};
+    var path = (config.path || "") + "";
+    focusForm = (config.verb || "").toLowerCase() === "get" && path.indexOf("node=") !== -1;
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (!focusForm || !event.target || event.target.id !== "node-panel") {
+      return;
+    }
+    focusForm = false;
+    var first = event.target.querySelector("#node-form input:not([type=hidden]), #node-form select, #node-form textarea");
+    (first || event.target).focus();
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape" || !event.target.closest || !event.target.closest("#node-panel")) {
+      return;
+    }
+    var id = selectedNode();
+    var match = canvasNodes().find(function (node) {
+      return node.id === id && node.group.classList.contains("top-level");
+    });
+    if (match) {
+      event.preventDefault();
+      focusCanvasNode(match.group);
+    }
+  });
+
   function enhance() {
     var select = document.querySelector("[data-edge-from]");
     if (select) {
@@ -290,8 +500,10 @@
     });
     numberLines();
     markSelected();
+    roveCanvas();
   }
 
   document.addEventListener("DOMContentLoaded", enhance);
   document.addEventListener("htmx:afterSettle", enhance);
+  document.addEventListener("canvas:swapped", enhance);
 })();

@@ -98,3 +98,11 @@ def test_setting_a_field_to_none_removes_it_and_edits_never_change_their_argumen
     cleared = update_node(original, "review", {"prompt": None})
     assert "prompt" not in cleared["nodes"][1]["payload"]
     assert json.dumps(original) == before
+
+
+def test_the_draft_text_is_what_the_standard_library_would_write():
+    value = approval()
+    value["nodes"][0]["payload"]["name"] = "Écrire «le brouillon» \u2028 ok"
+    value["nodes"][1]["payload"]["approval_schema"] = {"type": "object", "maximum": 2.5}
+    normal = wire_value(parse_document(json.dumps(value)))
+    assert format_draft(value) == json.dumps(normal, indent=2, ensure_ascii=False) + "\n"
