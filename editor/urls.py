@@ -56,6 +56,11 @@ urlpatterns = [
     path("graphs/<slug:slug>/edit/node/", editor_edits.edit_node, name="editor_node"),
     path("graphs/<slug:slug>/edit/add-node/", editor_edits.new_node, name="editor_add_node"),
     path(
+        "graphs/<slug:slug>/edit/add-after/",
+        editor_edits.new_node_after,
+        name="editor_add_after",
+    ),
+    path(
         "graphs/<slug:slug>/edit/delete-node/",
         editor_edits.remove_node,
         name="editor_delete_node",

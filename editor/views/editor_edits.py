@@ -16,11 +16,13 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 
 from editor.graph.edits import (
+    NEW_NODE_DEFAULTS,
     EditRefused,
     add_edge,
     add_node,
     delete_edge,
     delete_node,
+    free_id,
     update_node,
 )
 from editor.services import agents, documents, editing, node_form
@@ -44,10 +46,12 @@ __all__ = [
     "freeze",
     "new_edge",
     "new_node",
+    "new_node_after",
     "remove_edge",
     "remove_node",
 ]
 
+KINDS = tuple(NEW_NODE_DEFAULTS)
 #: Form fields that are bookkeeping, not part of the change a person made.
 _NOT_A_CHANGE = {
     "revision",
@@ -184,6 +188,44 @@ def new_node(request: HttpRequest, draft: Draft) -> HttpResponse:
         )
     shown = node_id if isinstance(result, Editor) else None
     return answer(request, result, shown, oob_add_node=True)
+
+
+@guarded
+def new_node_after(request: HttpRequest, draft: Draft) -> HttpResponse:
+    """The canvas palette (or ``N``): a node of a kind next to the chosen one, already connected
+    from it (labelled with the first case that has no edge yet, when it is a branch)."""
+    kind = request.POST.get("kind", "")
+    after = request.POST.get("after", "")
+    level = level_of(request)
+    current = draft.level_value(level)
+    source = draft.node(after, level) if after else None
+    label = None
+    if source is not None and source["kind"] == "branch" and current is not None:
+        used = {edge.get("label") for edge in current["edges"] if edge["from"] == after}
+        names = [case.get("name", "") for case in source["payload"].get("cases", ())]
+        label = next((name for name in names if name not in used), names[0] if names else None)
+    chosen: dict[str, str] = {}
+
+    def change(value: dict[str, Any]) -> dict[str, Any]:
+        chosen["id"] = node_id = free_id(value, kind, level=level) if kind in KINDS else kind
+        value = add_node(value, kind, node_id, level=level)
+        if source is not None:
+            value = add_edge(value, after, node_id, label, level=level)
+        return value
+
+    summary = f"added {kind} node" + (f" after `{after}`" if source is not None else "")
+    result = editing.apply_edit(
+        request.user,
+        draft,
+        revision_of(request),
+        change,
+        submitted=[("add node", f"{kind} after {after}")],
+        summary=summary,
+    )
+    if isinstance(result, Refused):
+        return answer(request, result.editor, after or None, add_node_error=result.message)
+    shown = chosen.get("id") if isinstance(result, Editor) else None
+    return answer(request, result, shown)
 
 
 @guarded

@@ -490,6 +490,176 @@
     }
   });
 
+  // The palette adds next to the node whose form is open now.
+  document.addEventListener("htmx:configRequest", function (event) {
+    if (event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("#canvas-actions")) {
+      event.detail.parameters.after = selectedNode() || "";
+    }
+  });
+
+  // --- Direct manipulation: connect two nodes, delete with Delete, add with N --------------
+
+  // The node id of a canvas node group (its link's "kind node <id>" title), or null.
+  function idOf(group) {
+    var link = group && group.querySelector("a");
+    var title = link && link.getAttribute("xlink:title");
+    return title ? title.replace(/^\S+ node /, "") : null;
+  }
+
+  function kindOf(group) {
+    var link = group && group.querySelector("a");
+    var title = link && link.getAttribute("xlink:title");
+    return title ? title.split(" ")[0] : null;
+  }
+
+  // The form that adds an edge does the work, so that the canvas and the form stay one path.
+  function connect(source, target) {
+    var form = document.getElementById("add-edge-form");
+    if (!form || !source || !target) {
+      return;
+    }
+    var from = idOf(source);
+    var to = idOf(target);
+    form.querySelector("[name=from]").value = from;
+    form.querySelector("[name=to]").value = to;
+    narrowLabels(form.querySelector("[name=from]"));
+    var label = form.querySelector("[name=label]");
+    label.value = "";
+    var status = document.getElementById("connect-status");
+    if (kindOf(source) === "branch") {
+      var group = label.querySelector('optgroup[data-branch="' + CSS.escape(from) + '"]');
+      var names = group ? Array.from(group.querySelectorAll("option")).map(function (o) { return o.value; }) : [];
+      var dialog = document.getElementById("connect-label");
+      var select = document.getElementById("connect-case");
+      if (!dialog || !names.length) {
+        form.requestSubmit();
+        return;
+      }
+      select.textContent = "";
+      names.forEach(function (name) {
+        var option = document.createElement("option");
+        option.value = name;
+        option.textContent = name;
+        select.append(option);
+      });
+      dialog.returnValue = "";
+      dialog.addEventListener(
+        "close",
+        function () {
+          if (dialog.returnValue === "ok") {
+            label.value = select.value;
+            form.requestSubmit();
+            if (status) {
+              status.textContent = "Connected " + from + " → " + to + " (" + select.value + ").";
+            }
+          }
+        },
+        { once: true }
+      );
+      dialog.showModal();
+      return;
+    }
+    form.requestSubmit();
+    if (status) {
+      status.textContent = "Connected " + from + " → " + to + ".";
+    }
+  }
+
+  // Connect by clicks: Connect, then the source, then the target.
+  var connecting = null; // null: off; {source: null|group}
+  function setConnecting(on) {
+    var button = document.getElementById("connect-button");
+    var status = document.getElementById("connect-status");
+    connecting = on ? { source: null } : null;
+    if (button) {
+      button.setAttribute("aria-pressed", on ? "true" : "false");
+    }
+    if (status) {
+      status.textContent = on ? "Connect: choose the node the edge comes from." : "";
+    }
+  }
+  document.addEventListener("click", function (event) {
+    if (event.target.id === "connect-button") {
+      setConnecting(!connecting);
+      return;
+    }
+    if (!connecting) {
+      return;
+    }
+    var group = event.target.closest && event.target.closest("#canvas-panel svg g.node.top-level");
+    if (!group) {
+      return;
+    }
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (!connecting.source) {
+      connecting.source = group;
+      group.classList.add("found");
+      document.getElementById("connect-status").textContent =
+        "Connect " + idOf(group) + " to: choose the node the edge goes to.";
+      return;
+    }
+    var source = connecting.source;
+    source.classList.remove("found");
+    setConnecting(false);
+    connect(source, group);
+  }, true);
+
+  // Connect by dragging from one node to another (a drag that starts on the background pans).
+  var drag = null;
+  document.addEventListener("mousedown", function (event) {
+    var group = event.button === 0 && event.target.closest && event.target.closest("#canvas-panel svg g.node.top-level");
+    if (!group || connecting || !document.getElementById("add-edge-form")) {
+      return;
+    }
+    drag = { source: group, x: event.clientX, y: event.clientY, moved: false };
+    event.stopPropagation(); // not a pan
+  }, true);
+  document.addEventListener("mousemove", function (event) {
+    if (drag && Math.abs(event.clientX - drag.x) + Math.abs(event.clientY - drag.y) > 6) {
+      drag.moved = true;
+    }
+  });
+  document.addEventListener("mouseup", function (event) {
+    var started = drag;
+    drag = null;
+    if (!started || !started.moved) {
+      return;
+    }
+    var target = event.target.closest && event.target.closest("#canvas-panel svg g.node.top-level");
+    if (target && target !== started.source) {
+      // The click that follows the drag must not open the target's form.
+      document.addEventListener("click", function (click) {
+        click.preventDefault();
+        click.stopImmediatePropagation();
+      }, { capture: true, once: true });
+      connect(started.source, target);
+    }
+  });
+
+  // Delete deletes the chosen node (its form's Delete, which can be undone); N goes to the
+  // palette that adds a node next to it.
+  document.addEventListener("keydown", function (event) {
+    var onCanvas = event.target.closest && event.target.closest("#canvas-panel");
+    if (!onCanvas || event.ctrlKey || event.metaKey || event.altKey) {
+      return;
+    }
+    if (event.key === "Delete") {
+      var form = document.querySelector("#delete-node form");
+      var focused = event.target.closest("g.node");
+      if (form && (!focused || idOf(focused) === selectedNode())) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    } else if (event.key === "n" || event.key === "N") {
+      var first = document.querySelector("[data-palette]");
+      if (first) {
+        event.preventDefault();
+        first.focus();
+      }
+    }
+  });
+
   function enhance() {
     var select = document.querySelector("[data-edge-from]");
     if (select) {
@@ -501,6 +671,10 @@
     numberLines();
     markSelected();
     roveCanvas();
+    var connectButton = document.getElementById("connect-button");
+    if (connectButton) {
+      connectButton.hidden = false;
+    }
   }
 
   document.addEventListener("DOMContentLoaded", enhance);

@@ -97,3 +97,16 @@ def test_nodes_and_edges_are_added_and_deleted_inside_a_body(author_client: Clie
     )
     assert "tidy" not in [n["payload"]["id"] for n in body()["nodes"]]
     assert {"from": "collect", "to": "tidy"} not in body()["edges"]
+
+
+def test_the_palette_adds_a_node_next_to_the_chosen_one_already_connected(
+    author_client: Client,
+) -> None:
+    author_client.post(
+        "/graphs/panel/edit/add-after/",
+        {"revision": revision(), "in": "panel", "kind": "tool", "after": "collect"},
+        **HX,
+    )
+
+    assert "tool" in [n["payload"]["id"] for n in body()["nodes"]]
+    assert body()["edges"][-1] == {"from": "collect", "to": "tool"}
