@@ -84,6 +84,9 @@ class NewGraphForm(forms.Form):
         ]
         for name in ("writer", "critic", "synthesizer"):
             self.fields[name].choices = choices  # type: ignore[attr-defined]
+            if len(agents) == 1:
+                # One agent definition: it is the only possible choice, so it is chosen.
+                self.fields[name].initial = agents[0].agent
         self.graph: Graph | None = None
 
     def clean_title(self) -> str:

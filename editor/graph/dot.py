@@ -110,7 +110,9 @@ class Problems:
         return problems
 
 
-def _label(node: Node, *, entry: bool, broken: bool, state: str | None = None) -> str:
+def _label(
+    node: Node, *, entry: bool, broken: bool, state: str | None = None, mark: str = ""
+) -> str:
     """Two lines: marks and the display name (or id), then the kind (and the run state).
 
     The user's text is escaped on its own and joined with DOT's ``\\n`` line
@@ -118,7 +120,7 @@ def _label(node: Node, *, entry: bool, broken: bool, state: str | None = None) -
     label a plain string whatever it starts and ends with.
     """
     title = node.name if node.name is not None and node.name.strip() else node.id
-    marks = ("⚠ " if broken else "") + ("▶ " if entry else "")
+    marks = mark + ("⚠ " if broken else "") + ("▶ " if entry else "")
     second = node.kind
     if state is not None:
         marks = RUN_STATES[state][0] + marks
@@ -144,6 +146,11 @@ class _Writer:
         #: The label of each node, by DOT id (kept with a layout, see :class:`Pins`).
         self.labels: dict[str, str] = {}
         self.relabelled: set[str] = set()
+        #: Compare: a sign before a node's name ("+ ", "~ ", "− "), nodes drawn as ghosts
+        #: (removed: grey and dashed), and edges' signs and colours by (source, target, label).
+        self.marks: dict[tuple[Level, str], str] = {}
+        self.ghosts: set[tuple[Level, str]] = set()
+        self.edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] = {}
 
     def new_id(self) -> str:
         self.counter += 1
@@ -228,7 +235,11 @@ class _Writer:
             if url:
                 attributes["URL"] = graphviz.escape(url)
                 attributes["target"] = "_top"
-            label = _label(node, entry=entry, broken=broken, state=state)
+            mark = self.marks.get((level, node.id), "")
+            if (level, node.id) in self.ghosts:
+                attributes["style"] = ",".join(dict.fromkeys([*styles, "dashed"]))
+                attributes["color"] = attributes["fontcolor"] = BODY_COLOUR
+            label = _label(node, entry=entry, broken=broken, state=state, mark=mark)
             self.node(dot, dot_id, label, **attributes)
         for edge in graph.edges:
             if edge.source not in ids or edge.target not in ids:
@@ -238,6 +249,15 @@ class _Writer:
                 attributes["label"] = graphviz.escape(edge.label)
             if (level, edge.source, edge.target) in self.problems.edges:
                 attributes.update(color=ERROR_COLOUR, fontcolor=ERROR_COLOUR, style="dashed")
+            marked = (
+                self.edge_marks.get((edge.source, edge.target, edge.label)) if not level else None
+            )
+            if marked is not None:
+                sign, colour = marked
+                attributes["label"] = graphviz.escape(sign + (edge.label or ""))
+                attributes.update(color=colour, fontcolor=colour)
+                if sign.startswith("−"):
+                    attributes["style"] = "dashed"
             self.edge(dot, ids[edge.source], ids[edge.target], **attributes)
         for node in graph.nodes:
             body = getattr(node, "body", None)
@@ -319,8 +339,15 @@ def drawing(
     highlight: dict[tuple[Level, str], str] | None = None,
     states: dict[str, str] | None = None,
     pins: Pins | None = None,
+    marks: dict[tuple[Level, str], str] | None = None,
+    ghosts: set[tuple[Level, str]] | None = None,
+    edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] | None = None,
 ) -> tuple[str, dict[str, str]]:
-    """:func:`dot_source`, and the label of each node by DOT id (kept with a layout)."""
+    """:func:`dot_source`, and the label of each node by DOT id (kept with a layout).
+
+    For Compare: ``marks`` puts a sign before chosen nodes' names, ``ghosts`` draws nodes grey
+    and dashed (removed ones), ``edge_marks`` signs and colours top-level edges by
+    ``(source, target, label)`` (a sign starting with ``−`` also dashes the edge)."""
     dot = graphviz.Digraph(
         "graph",
         graph_attr={
@@ -338,6 +365,9 @@ def drawing(
         dot.graph_attr["bb"] = pins.bb
     writer = _Writer(Problems.from_errors(errors), node_url, highlight or {}, states)
     writer.pins = pins
+    writer.marks = marks or {}
+    writer.ghosts = ghosts or set()
+    writer.edge_marks = edge_marks or {}
     writer.level(dot, graph, ())
     return dot.source, writer.labels
 

@@ -25,6 +25,7 @@ __all__ = [
     "DrawnCanvas",
     "canvas_source",
     "draw",
+    "draw_compared",
     "editor_source",
     "render",
     "render_editor",
@@ -173,3 +174,20 @@ def render_editor(
         canvas.svg, canvas.problem, source.nodes, source.edges, _key(pinned), source.structure
     )
     return drawn, layout
+
+
+def draw_compared(
+    graph: Graph,
+    *,
+    highlight: dict[tuple[tuple[str, ...], str], str],
+    marks: dict[tuple[tuple[str, ...], str], str],
+    ghosts: set[tuple[tuple[str, ...], str]],
+    edge_marks: dict[tuple[str, str, str | None], tuple[str, str]],
+) -> DrawnCanvas:
+    """Compare's canvas: ``graph`` (the newer side with the removed nodes and edges added),
+    filled, signed and with ghosts as :func:`editor.graph.dot.drawing` describes."""
+    nodes, edges = graph_size(graph)
+    source, _ = drawing(
+        graph, highlight=highlight, marks=marks, ghosts=ghosts, edge_marks=edge_marks
+    )
+    return render(CanvasSource(source, nodes, edges, _key(source)))
