@@ -19,6 +19,7 @@ import hashlib
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import graphviz
@@ -128,6 +129,33 @@ def _label(
     return graphviz.nohtml(f"{graphviz.escape(marks + title)}\\n{graphviz.escape(second)}")
 
 
+def _key(attributes: dict[str, str]) -> tuple[tuple[str, str, bool], ...]:
+    return tuple((name, str(value), type(value) is not str) for name, value in attributes.items())
+
+
+def _unkey(key: tuple[tuple[str, str, bool], ...]) -> dict[str, str]:
+    return {name: graphviz.nohtml(value) if marked else value for name, value, marked in key}
+
+
+# The quoting of the graphviz package costs most of a drawing's DOT source; a node or edge
+# drawn again as it was (most of them, after an edit) takes its line from here. The lines are
+# the package's own, made once per distinct node or edge.
+@lru_cache(maxsize=20_000)
+def _node_line(
+    dot_id: str, no_html: bool, label: str, key: tuple[tuple[str, str, bool], ...]
+) -> str:
+    scratch = graphviz.Digraph()
+    scratch.node(dot_id, graphviz.nohtml(label) if no_html else label, **_unkey(key))
+    return scratch.body[0]
+
+
+@lru_cache(maxsize=20_000)
+def _edge_line(tail: str, head: str, key: tuple[tuple[str, str, bool], ...]) -> str:
+    scratch = graphviz.Digraph()
+    scratch.edge(tail, head, **_unkey(key))
+    return scratch.body[0]
+
+
 class _Writer:
     def __init__(
         self,
@@ -164,7 +192,7 @@ class _Writer:
                 attributes["pos"] = pinned[0]
                 if pinned[1] != str(label):
                     self.relabelled.add(dot_id)
-        dot.node(dot_id, label, **attributes)
+        dot.body.append(_node_line(dot_id, type(label) is not str, str(label), _key(attributes)))
 
     def edge(self, dot: graphviz.Digraph, tail: str, head: str, **attributes: str) -> None:
         self.edge_counter += 1
@@ -176,7 +204,7 @@ class _Writer:
                 attributes["pos"] = pos
             if label_pos:
                 attributes["lp"] = label_pos
-        dot.edge(tail, head, **attributes)
+        dot.body.append(_edge_line(tail, head, _key(attributes)))
 
     def level(self, dot: graphviz.Digraph, graph: Graph, level: Level) -> dict[str, str]:
         """Draw one document level into ``dot``; returns node id → DOT id."""

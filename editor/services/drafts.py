@@ -23,7 +23,7 @@ from editor.models import Document, Draft
 from editor.services import history
 from editor.services.document_rows import author_of, check_text, document_row, require_author
 from editor.services.errors import PreconditionRequired, StaleDraft
-from editor.services.graphs import validate_graph_document
+from editor.services.graphs import validate_graph_document, validate_parsed
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
 __all__ = [
@@ -55,9 +55,14 @@ class DraftView:
     held: tuple[dict[str, Any], ...] = ()
 
 
-def verdict_of(text: str, held: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> Verdict:
-    """The validation body of ``text``, and the draft's verdict: its errors plus held fields."""
-    body = validate_graph_document(text)
+def verdict_of(
+    text: str,
+    held: list[dict[str, Any]] | tuple[dict[str, Any], ...],
+    graph: Graph | None = None,
+) -> Verdict:
+    """The validation body of ``text``, and the draft's verdict: its errors plus held fields.
+    ``graph`` is ``text`` parsed, when the caller has it (then it is not read again)."""
+    body = validate_parsed(text, graph) if graph is not None else validate_graph_document(text)
     errors = len(body.get("errors", ())) + len(held)
     size = len(text.encode("utf-8", "surrogatepass"))
     return Verdict(body, valid=body["valid"] and not held, error_count=errors, size=size)
@@ -92,6 +97,7 @@ def save_draft(
     summary: str = "",
     held: list[dict[str, Any]] | None = KEEP,
     coalesce: str = "",
+    graph: Graph | None = None,
 ) -> DraftView:
     """Replace the draft's text if it is still at ``expected_revision``; the save is kept in
     the history as a revision (``summary`` says what changed; without one it is worked out).
@@ -112,7 +118,7 @@ def save_draft(
             now=now,
             coalesce=coalesce,
         )
-        return history.Planned(text, kept, step)
+        return history.Planned(text, kept, step, graph)
 
     return _write(user, slug, expected_revision, plan)
 
@@ -205,7 +211,7 @@ def _write(
         if draft.revision != expected_revision:
             raise StaleDraft(draft.revision)
         planned: history.Planned = plan(document, draft, now)
-        verdict = verdict_of(planned.text, planned.held)
+        verdict = verdict_of(planned.text, planned.held, planned.graph)
         number = expected_revision + 1
         # Compare-and-set all the same: two writers of one revision cannot both win.
         written = Draft.objects.filter(pk=draft.pk, revision=expected_revision).update(

@@ -371,6 +371,7 @@ def _save(
             summary=summary,
             held=held,
             coalesce=coalesce,
+            graph=graph,
         )
     except StaleDraft:
         newer = load_editor(user, current.slug)

@@ -81,6 +81,8 @@ class Planned:
     text: str
     held: list[dict[str, Any]]
     step: Step
+    #: The text parsed, when the caller has it already (the verdict then skips reading it).
+    graph: Any = None
 
 
 @dataclass(frozen=True, slots=True)
