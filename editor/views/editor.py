@@ -242,6 +242,8 @@ def editor_page(request: HttpRequest, slug: str) -> HttpResponse:
     context = page_context(request, ed, node_id)
     if request.htmx and request.htmx.target == "editor":
         return render(request, f"{PAGE}#workspace", context)
+    if request.htmx and request.htmx.target == "json-text":
+        return render(request, f"{PAGE}#json_text", context)
     if request.htmx and node_id is not None:
         # The node's form, and the nodes and edges of its level (a body is its own level).
         return render(request, f"{PAGE}#node_choice", context)
@@ -280,6 +282,8 @@ def answer(
             f"{name}: {value}" for name, value in stale.rejected_fields
         )
     if request.htmx:
+        # The JSON text is long; it is left out while its panel is closed (opening it fetches it).
+        json_text = json_text and request.POST.get("json_hidden") != "1"
         context.update(oob=True, oob_node_panel=node_panel, oob_json_text=json_text)
         leave_out_shown(request, ed, context)
         return render(request, f"{PAGE}#live", context)

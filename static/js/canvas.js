@@ -43,6 +43,20 @@
     return { x: pan.x + real * point.x, y: pan.y + real * point.y };
   }
 
+  // The node to keep in place on screen: the one whose form is open, when it is in view (the
+  // one being edited), else the one nearest the middle.
+  function anchorOf(view) {
+    var selected = view.svg.querySelector("g.node.selected[id]");
+    if (selected) {
+      var sizes = view.zoom.getSizes();
+      var point = onCanvas(view, inDrawing(view, selected));
+      if (point.x >= 0 && point.y >= 0 && point.x <= sizes.width && point.y <= sizes.height) {
+        return { id: selected.id, x: point.x, y: point.y };
+      }
+    }
+    return nearestNode(view);
+  }
+
   function nearestNode(view) {
     var sizes = view.zoom.getSizes();
     var centre = { x: sizes.width / 2, y: sizes.height / 2 };
@@ -71,7 +85,7 @@
         pan: view.zoom.getPan(),
         moved: view.moved,
         structure: view.structure,
-        anchor: nearestNode(view),
+        anchor: anchorOf(view),
       };
     });
   }

@@ -36,6 +36,11 @@
     if (lists && lists.dataset.key) {
       event.detail.parameters.shown_structure = lists.dataset.key;
     }
+    // The whole JSON text comes back only while it is shown; opening it fetches it afresh.
+    var json = document.getElementById("json");
+    if (json && !json.open) {
+      event.detail.parameters.json_hidden = "1";
+    }
   });
 
   // The node whose form is open, or null. After a rename the form's hidden key has the new id
@@ -676,6 +681,32 @@
       connectButton.hidden = false;
     }
   }
+
+  document.addEventListener(
+    "toggle",
+    function (event) {
+      var json = event.target;
+      if (json.id !== "json" || !json.open || typeof window.htmx === "undefined") {
+        return;
+      }
+      var area = document.getElementById("json-text");
+      if (!document.getElementById("editor") || !area || area.readOnly) {
+        return;
+      }
+      // Read-only until the current text arrives, so nothing is typed into an old one.
+      area.readOnly = true;
+      window.htmx
+        .ajax("GET", window.location.pathname + "?json=1", { target: "#json-text", swap: "outerHTML" })
+        .finally(function () {
+          var now = document.getElementById("json-text");
+          if (now === area) {
+            area.readOnly = false;
+          }
+          numberLines();
+        });
+    },
+    true
+  );
 
   document.addEventListener("DOMContentLoaded", enhance);
   document.addEventListener("htmx:afterSettle", enhance);

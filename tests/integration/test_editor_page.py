@@ -881,3 +881,21 @@ def test_a_form_for_a_node_deleted_in_another_tab_shows_the_stale_panel(
 
     assert "This draft changed elsewhere" in response.content.decode()
     assert "prompt: mine" in response.content.decode()
+
+
+def test_the_json_text_is_left_out_while_its_panel_is_closed_and_fetched_when_opened(
+    author_client: Client, graph: str
+) -> None:
+    closed = author_client.post(
+        "/graphs/flow/edit/node/", {**node_form_data("write", name="A"), "json_hidden": "1"}, **HX
+    ).content.decode()
+    shown = author_client.post(
+        "/graphs/flow/edit/node/", node_form_data("write", name="B"), **HX
+    ).content.decode()
+
+    assert 'id="json-text"' not in closed
+    assert 'id="json-text"' in shown
+    fetched = author_client.get(
+        "/graphs/flow/?json=1", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="json-text"
+    ).content.decode()
+    assert fetched.startswith('<textarea id="json-text"') and '"name": "B"' in fetched
