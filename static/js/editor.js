@@ -267,6 +267,12 @@
       saveState("Saving…", "saving");
     }
   });
+  // A request that never got an answer (the network, the server gone).
+  document.addEventListener("htmx:sendError", function (event) {
+    if (isEdit(event)) {
+      saveState("Not saved", "failed");
+    }
+  });
   document.addEventListener("htmx:afterRequest", function (event) {
     if (!isEdit(event)) {
       return;

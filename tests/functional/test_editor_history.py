@@ -131,3 +131,28 @@ def test_a_schema_field_that_is_not_json_blocks_freezing_until_it_is_fixed(
     expect(page.locator("#freeze-button")).to_be_enabled()
     assert '"output_schema": {\n' in documents.read_draft(slug).text
     assert_not_reloaded(page)
+
+
+def test_a_change_that_could_not_be_saved_says_so_and_can_be_retried(
+    author_page: Page, slug: str, browser_problems: list[str]
+) -> None:
+    page = author_page
+    open_editor(page, slug)
+    choose_node(page, "write")
+    page.route("**/edit/node/", lambda route: route.abort())
+
+    page.get_by_label("Display name").fill("Not yet saved")
+    state = page.locator("#save-state")
+    expect(state).to_have_text("Not saved — retry")
+    assert "Not yet saved" not in documents.read_draft(slug).text
+
+    page.unroute("**/edit/node/")
+    with htmx_settles(page):
+        state.get_by_role("button", name="retry").click()
+    expect(state).to_have_text(SAVED)
+    assert "Not yet saved" in documents.read_draft(slug).text
+    # What the browser reported is the request this test cut off (and htmx's note of it).
+    expected = ("/edit/node/", "htmx:sendError", "htmx:afterRequest")
+    failed = [problem for problem in browser_problems if any(e in problem for e in expected)]
+    assert any("ERR_FAILED" in problem for problem in failed)
+    browser_problems[:] = [problem for problem in browser_problems if problem not in failed]
