@@ -380,7 +380,14 @@
     if (!onCanvas || event.ctrlKey || event.metaKey || event.altKey) {
       return;
     }
-    if (event.key === "Delete") {
+    if (event.key === "Delete" && selectedEdge) {
+      var edgeForm = edgeDeleteForm(selectedEdge);
+      if (edgeForm) {
+        event.preventDefault();
+        selectedEdge = null;
+        edgeForm.requestSubmit();
+      }
+    } else if (event.key === "Delete") {
       var form = document.querySelector("#delete-node form");
       var focused = event.target.closest("g.node");
       if (form && (!focused || idOf(focused) === selectedNode())) {
@@ -392,6 +399,53 @@
       if (first) {
         event.preventDefault();
         first.focus();
+      }
+    }
+  });
+
+  // An edge clicked on the canvas is chosen (outlined); Delete then deletes it, through its
+  // row's Delete edge in the edge list. A click anywhere else lets it go.
+  var selectedEdge = null;
+  function nodeIdsByDotId() {
+    var ids = {};
+    document.querySelectorAll("#canvas-panel svg g.node.top-level").forEach(function (group) {
+      var title = group.querySelector("title");
+      if (title) {
+        ids[title.textContent] = idOf(group);
+      }
+    });
+    return ids;
+  }
+
+  function edgeDeleteForm(edge) {
+    var found = null;
+    document.querySelectorAll("#edge-list li.edge").forEach(function (row) {
+      var ends = row.querySelectorAll(":scope > code");
+      if (!found && ends.length === 2 && ends[0].textContent === edge.from && ends[1].textContent === edge.to) {
+        found = row.querySelector("form");
+      }
+    });
+    return found;
+  }
+
+  document.addEventListener("click", function (event) {
+    document.querySelectorAll("#canvas-panel svg g.edge.chosen").forEach(function (other) {
+      other.classList.remove("chosen");
+    });
+    var group = event.target.closest && event.target.closest("#canvas-panel svg g.edge");
+    selectedEdge = null;
+    if (!group) {
+      return;
+    }
+    var title = group.querySelector("title");
+    var ends = title ? title.textContent.split("->") : [];
+    var ids = nodeIdsByDotId();
+    if (ends.length === 2 && ids[ends[0]] && ids[ends[1]]) {
+      selectedEdge = { from: ids[ends[0]], to: ids[ends[1]] };
+      group.classList.add("chosen");
+      var status = document.getElementById("connect-status");
+      if (status) {
+        status.textContent = "Edge " + selectedEdge.from + " → " + selectedEdge.to + " chosen: Delete deletes it.";
       }
     }
   });

@@ -87,3 +87,30 @@ def test_delete_removes_the_chosen_node_and_n_adds_one_after_it(
         n["payload"]["id"] for n in json.loads(documents.read_draft(slug).text)["nodes"]
     ]
     assert_accessible(page)
+
+
+def test_delete_removes_an_edge_chosen_on_the_canvas(author_page: Page, slug: str) -> None:
+    page = author_page
+    open_editor(page, slug)
+    before = edges(slug)
+    page.locator("#canvas-panel .canvas-drawing").focus()
+    page.evaluate(
+        """() => {
+            const names = {};
+            document.querySelectorAll('#canvas-panel svg g.node').forEach((g) => {
+                names[g.querySelector('title').textContent] =
+                    g.querySelector('a').getAttribute('xlink:title');
+            });
+            const edge = [...document.querySelectorAll('#canvas-panel svg g.edge')].find((g) => {
+                const [tail, head] = g.querySelector('title').textContent.split('->');
+                return names[tail] === 'agent node write' && names[head] === 'gate node review';
+            });
+            edge.querySelector('path').dispatchEvent(new MouseEvent('click', { bubbles: true }));
+        }"""
+    )
+    expect(page.locator("#connect-status")).to_contain_text("Edge write → review chosen")
+    with htmx_settles(page):
+        page.keyboard.press("Delete")
+    expect(page.locator("#undo-notice")).to_contain_text("Deleted edge write → review.")
+    assert {"from": "write", "to": "review"} in before
+    assert {"from": "write", "to": "review"} not in edges(slug)
