@@ -7,13 +7,21 @@ the views hand that to :mod:`editor.services.documents`.
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
-from editor.graph import Graph, JsonError, read_json, wire_value
+from editor.graph import (
+    Graph,
+    JsonError,
+    MalformedDocument,
+    parse_document,
+    read_json,
+    wire_value,
+)
 from editor.graph.edits import format_draft
 from editor.graph.templates import (
     MAX_PERSONAS,
@@ -90,6 +98,9 @@ class NewGraphForm(forms.Form):
         ]
         for name in ("writer", "critic", "synthesizer"):
             self.fields[name].choices = choices  # type: ignore[attr-defined]
+            if len(agents) == 1:
+                # One agent definition: it is the only possible choice, so it is chosen.
+                self.fields[name].initial = agents[0].agent
         self.graph: Graph | None = None
 
     def clean_title(self) -> str:
@@ -142,7 +153,32 @@ def _build(template: str, data: dict[str, Any], personas: list[str]) -> Graph:
     return blank()
 
 
+def imported_title(text: str, file_name: str | None) -> str:
+    """The title of an imported graph: its entry node's display name, else the file's name
+    without its extension, else *Imported graph*."""
+    try:
+        graph = parse_document(text)
+    except MalformedDocument:
+        graph = None
+    if graph is not None:
+        targets = {edge.target for edge in graph.edges}
+        for node in graph.nodes:
+            if node.id not in targets and node.name and node.name.strip():
+                return node.name.strip()[:MAX_TITLE_LENGTH]
+    if file_name:
+        stem = PurePath(file_name).stem.strip()
+        if stem:
+            return stem[:MAX_TITLE_LENGTH]
+    return IMPORTED_TITLE
+
+
 class ImportForm(forms.Form):
+    title = forms.CharField(
+        label="Title",
+        required=False,
+        max_length=MAX_TITLE_LENGTH,
+        help_text="Optional: by default the entry node's name, or the file's name.",
+    )
     file = forms.FileField(
         label="File", required=False, help_text="A graph document (.json), up to the body cap."
     )
@@ -169,20 +205,25 @@ class ImportForm(forms.Form):
             except UnicodeDecodeError:
                 self.add_error("file", "The file is not UTF-8 text.")
                 return data
-            data["document_title"] = (upload.name or IMPORTED_TITLE)[:MAX_TITLE_LENGTH]
+            file_name = upload.name
         elif pasted.strip():
             size = len(pasted.encode("utf-8", "surrogatepass"))
             if size > limit:
                 self.add_error("text", f"The text is {size} bytes; the limit is {limit}.")
                 return data
             data["document_text"] = pasted
-            data["document_title"] = IMPORTED_TITLE
+            file_name = None
         else:
             raise forms.ValidationError("Choose a file or paste a graph document.")
         if "\x00" in data["document_text"]:
             self.add_error(
                 "file" if upload else "text", "The text must not contain NUL characters."
             )
+            return data
+        typed = (data.get("title") or "").strip()
+        if "\x00" in typed:
+            self.add_error("title", "The title must not contain NUL characters.")
+        data["document_title"] = typed or imported_title(data["document_text"], file_name)
         return data
 
 

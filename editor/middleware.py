@@ -17,15 +17,21 @@ a ``Content-Length`` is never read at all under WSGI, so the declared length is 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponsePermanentRedirect,
+)
 from django.template.loader import render_to_string
 
 from editor.api.errors import payload_too_large, status_response
 
-__all__ = ["ApiBoundaryMiddleware", "BodySizeLimitMiddleware"]
+__all__ = ["ApiBoundaryMiddleware", "BodySizeLimitMiddleware", "RenamedDocumentMiddleware"]
 
 API_PREFIX = "/v1/"
 
@@ -44,6 +50,39 @@ class ApiBoundaryMiddleware:
         if response.status_code >= 400 and not _is_json(response):
             return _enveloped(response)
         return response
+
+
+_DOCUMENT_PATH = re.compile(r"\A/(?:graphs|v1/documents)/(?P<slug>[a-z0-9-]{1,64})(?=/|\Z)")
+
+
+class RenamedDocumentMiddleware:
+    """A document's old slug leads to its new one: a page or API path naming a slug a document
+    was renamed from, answered ``404``, is redirected there instead (``301`` for a page read,
+    ``308`` otherwise, which keeps the method and body)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        response = self.get_response(request)
+        if response.status_code != 404:
+            return response
+        match = _DOCUMENT_PATH.match(request.path_info)
+        if match is None:
+            return response
+        from editor.services.document_rows import renamed_to
+
+        target = renamed_to(match["slug"])
+        if target is None:
+            return response
+        path = request.path_info[: match.start("slug")] + target + request.path_info[match.end() :]
+        query = request.META.get("QUERY_STRING")
+        location = path + (f"?{query}" if query else "")
+        reading_a_page = request.method in ("GET", "HEAD") and not path.startswith("/v1/")
+        redirect = HttpResponsePermanentRedirect(location)
+        if not reading_a_page:
+            redirect.status_code = 308
+        return redirect
 
 
 class BodySizeLimitMiddleware:

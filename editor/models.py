@@ -17,7 +17,9 @@ __all__ = [
     "AgentDefinition",
     "ApiToken",
     "Document",
+    "DocumentAlias",
     "Draft",
+    "DraftRevision",
     "FrozenGraph",
     "ImmutableRecord",
     "Role",
@@ -89,12 +91,27 @@ class Document(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    #: Hidden from the graphs list until restored.
+    archived_at = models.DateTimeField(null=True, blank=True)
+    #: Set when a document with frozen versions is deleted: its draft and history are gone, the
+    #: row stays (under a slug no person can type) because its versions are kept.
+    deleted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-updated_at",)
 
     def __str__(self) -> str:
         return self.title
+
+
+class DocumentAlias(models.Model):
+    """A slug a document was renamed from: its pages and API paths lead to the new one."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="aliases")
+
+    def __str__(self) -> str:
+        return f"{self.slug} → {self.document.slug}"
 
 
 class Draft(models.Model):
@@ -108,9 +125,59 @@ class Draft(models.Model):
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    #: Fields the editor could not take (text that is not JSON, a refused value), kept with
+    #: what was typed: ``[{"level", "node", "field", "text", "message"}]``. They count as
+    #: errors and block freezing until fixed or discarded.
+    held = models.JSONField(default=list, blank=True)
+    #: The verdict of the text as saved (validation errors plus held fields), and its size.
+    valid = models.BooleanField(default=False)
+    error_count = models.PositiveIntegerField(default=0)
+    size = models.PositiveIntegerField(default=0)
+    #: The canvas's last full layout (editor.services.layout), reused while the structure stays.
+    layout = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.document.slug} r{self.revision}"
+
+
+class DraftRevision(models.Model):
+    """One saved state of a draft: its text, who saved it and when, and what changed.
+
+    ``number`` is the draft's revision after that save. Undo and redo walk the *edit states*:
+    an edit or a restore is one (``base`` is its own number, ``parent`` the state it was made
+    on); an undo or a redo is a new revision whose text is an earlier state's (``base``) and
+    whose ``redo`` stack says what Redo brings back.
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    held = models.JSONField(default=list, blank=True)
+    #: One line for people: "renamed `review` → `approve`".
+    summary = models.CharField(max_length=300)
+    #: ``edit``, ``undo``, ``redo`` or ``restore``.
+    kind = models.CharField(max_length=16, default="edit")
+    base = models.PositiveIntegerField()
+    parent = models.PositiveIntegerField(null=True, blank=True)
+    redo = models.JSONField(default=list, blank=True)
+    #: What consecutive saves of one change share (a field typed into), to keep one revision.
+    coalesce = models.CharField(max_length=300, blank=True)
+    valid = models.BooleanField(default=False)
+    error_count = models.PositiveIntegerField(default=0)
+    size = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ("document", "-number")
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(fields=("document", "number"), name="one_row_per_revision")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document.slug} r{self.number}"
 
 
 class FrozenGraph(ImmutableModel):

@@ -258,6 +258,8 @@ GATEHOUSE_GRAPHVIZ_MAX_PROCESSES = env_int("GATEHOUSE_GRAPHVIZ_MAX_PROCESSES", 2
 GATEHOUSE_GRAPHVIZ_WAIT = env_int("GATEHOUSE_GRAPHVIZ_WAIT", 2, minimum=0)
 GATEHOUSE_DRAW_MAX_NODES = env_int("GATEHOUSE_DRAW_MAX_NODES", 500)
 GATEHOUSE_DRAW_MAX_EDGES = env_int("GATEHOUSE_DRAW_MAX_EDGES", 2000)
+# Saved states of a draft kept per document (undo, redo, History); the oldest are pruned.
+GATEHOUSE_DRAFT_HISTORY = env_int("GATEHOUSE_DRAFT_HISTORY", 500, minimum=2)
 # Django's own caps agree with ours: a form body, or an uploaded file, up to the cap is read
 # into memory (never spooled to disk); editor.middleware refuses a larger body before either.
 DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
@@ -345,6 +347,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A document's old slug, answered 404, leads to its new one.
+    "editor.middleware.RenamedDocumentMiddleware",
     # Last, as django-axes asks: turns a locked-out sign-in into the "too many attempts" page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -9,19 +9,23 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
 from editor.api.schemas import (
+    DeletedOut,
     DiffOut,
     DocumentDetailOut,
     DocumentIn,
     DocumentListOut,
     DocumentOut,
+    DocumentPatchIn,
     DraftIn,
     DraftOut,
+    DuplicateIn,
     ErrorOut,
     FreezeIn,
     FreezeOut,
+    RevisionListOut,
     VersionListOut,
 )
-from editor.services import documents
+from editor.services import documents, managing
 from editor.services.errors import InvalidRequest
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -71,9 +75,10 @@ def list_documents(
     request: HttpRequest,
     cursor: str | None = None,
     limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+    archived: bool = Query(False, description="list the archived documents instead"),
 ) -> dict[str, Any]:
-    """Documents, most recently changed first."""
-    page = documents.list_documents(cursor=cursor, limit=limit)
+    """Documents, most recently changed first (archived ones only with `archived=true`)."""
+    page = documents.list_documents(cursor=cursor, limit=limit, archived=archived)
     return {"documents": page.items, "next": page.next}
 
 
@@ -96,6 +101,52 @@ def create_document(request: HttpRequest, payload: DocumentIn) -> Status[Any]:
 def get_document(request: HttpRequest, slug: str) -> Any:
     """One document with its versions, newest first."""
     return documents.get_document(slug)
+
+
+@router.patch(
+    "/documents/{slug}",
+    response={200: DocumentOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    summary="Rename or archive",
+)
+def update_document(request: HttpRequest, slug: str, payload: DocumentPatchIn) -> Any:
+    """Change the title or the slug (the old slug then leads to the new one), or archive
+    (`"archived": true`) or restore it."""
+    return managing.update_document(
+        request.auth,
+        slug,
+        title=payload.title,
+        new_slug=payload.slug,
+        archived=payload.archived,
+    )
+
+
+@router.post(
+    "/documents/{slug}/duplicate",
+    response={201: DocumentOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    summary="Duplicate",
+)
+def duplicate_document(
+    request: HttpRequest, slug: str, payload: DuplicateIn | None = None
+) -> Status[Any]:
+    """A new document whose draft is a copy of this one's (title: `Copy of …` unless given)."""
+    title = payload.title if payload else None
+    return Status(201, managing.duplicate_document(request.auth, slug, title=title))
+
+
+@router.delete(
+    "/documents/{slug}",
+    response={200: DeletedOut, 403: ErrorOut, 404: ErrorOut},
+    summary="Delete",
+)
+def delete_document(request: HttpRequest, slug: str) -> dict[str, Any]:
+    """Delete the draft and its history; frozen versions and runs stay."""
+    deleted = managing.delete_document(request.auth, slug)
+    return {
+        "slug": deleted.slug,
+        "deleted": True,
+        "revisions": deleted.revisions,
+        "versions_kept": deleted.versions_kept,
+    }
 
 
 @router.get(
@@ -170,3 +221,35 @@ def diff(
 ) -> dict[str, Any]:
     """The structural diff between two stored graphs or the draft."""
     return documents.diff(slug, before=before, after=after)
+
+
+@router.get(
+    "/documents/{slug}/revisions",
+    response={200: RevisionListOut, 400: ErrorOut, 404: ErrorOut},
+    summary="List the draft's revisions",
+)
+def list_revisions(
+    request: HttpRequest,
+    slug: str,
+    cursor: str | None = None,
+    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+) -> dict[str, Any]:
+    """The draft's saved history, newest first."""
+    page = documents.list_revisions(slug, cursor=cursor, limit=limit)
+    return {"revisions": page.items, "next": page.next}
+
+
+@router.post(
+    "/documents/{slug}/revisions/{number}/restore",
+    response={200: DraftOut, **_WRITE_ERRORS},
+    openapi_extra=_IF_MATCH,
+    summary="Restore a revision",
+)
+def restore_revision(request: HttpRequest, slug: str, number: int, response: HttpResponse) -> Any:
+    """The draft as it was at revision `number`, saved as a new revision (`If-Match` as for
+    `PUT …/draft`); answers like reading the draft."""
+    draft = documents.restore_revision(
+        request.auth, slug, number, expected_revision=_expected_revision(request)
+    )
+    _with_etag(response, draft.revision)
+    return draft

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from ninja import Field, Schema
-from pydantic import SerializerFunctionWrapHandler, model_serializer
+from pydantic import SerializerFunctionWrapHandler, field_validator, model_serializer
 
 __all__ = [
     "AbandonIn",
@@ -167,13 +167,41 @@ class VersionOut(Schema):
 
 
 class DocumentOut(_OmitNone):
-    _omitted_when_none = frozenset({"latest"})
+    _omitted_when_none = frozenset({"latest", "archived"})
 
     slug: str
     title: str
     draft: DraftStateOut
     latest: LatestOut | None = None
     updated_at: datetime
+    #: ``true`` for an archived document (hidden from the list unless asked); left out otherwise.
+    archived: bool | None = None
+
+    @field_validator("archived", mode="before")
+    @classmethod
+    def _left_out_when_false(cls, value: Any) -> Any:
+        return True if value else None
+
+
+class DocumentPatchIn(Schema):
+    """What ``PATCH /v1/documents/{slug}`` changes; every key is optional."""
+
+    title: str | None = Field(None, min_length=1, max_length=200)
+    slug: str | None = Field(None, pattern=SLUG_PATTERN)
+    archived: bool | None = None
+
+
+class DuplicateIn(Schema):
+    title: str | None = Field(None, min_length=1, max_length=200)
+
+
+class DeletedOut(Schema):
+    slug: str
+    deleted: bool
+    #: Saved revisions of the draft that went with it.
+    revisions: int
+    #: Frozen versions that stay (their graphs and runs too).
+    versions_kept: int
 
 
 class DocumentDetailOut(DocumentOut):
@@ -194,10 +222,45 @@ class DraftIn(Schema):
     text: str
 
 
-class DraftOut(Schema):
+class HeldFieldOut(Schema):
+    """A field the editor could not take: it counts as an error and blocks freezing."""
+
+    level: list[str]
+    node: str
+    field: str
+    text: str
+    message: str
+
+
+class DraftOut(_OmitNone):
+    _omitted_when_none = frozenset({"held"})
+
     text: str
     revision: int
     validation: ValidationOut
+    #: Fields the editor held back (left out when there are none): they block freezing.
+    held: list[HeldFieldOut] | None = None
+
+    @field_validator("held", mode="before")
+    @classmethod
+    def _none_when_empty(cls, value: Any) -> Any:
+        return list(value) or None if value is not None else None
+
+
+class RevisionOut(Schema):
+    revision: int
+    summary: str
+    kind: str
+    by: str | None
+    at: datetime
+    valid: bool
+    error_count: int
+    size: int
+
+
+class RevisionListOut(Schema):
+    revisions: list[RevisionOut]
+    next: str | None
 
 
 class FreezeIn(Schema):

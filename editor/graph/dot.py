@@ -15,16 +15,26 @@ DOT identifiers are generated (``n0``, ``n1`` …), never taken from user text.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import graphviz
 
 from editor.graph.model import Graph, Node, NodeBody, SubgraphBody
 
-__all__ = ["KIND_SHAPES", "RUN_STATES", "Problems", "dot_source"]
+__all__ = [
+    "KIND_SHAPES",
+    "RUN_STATES",
+    "Pins",
+    "Problems",
+    "dot_source",
+    "drawing",
+    "structure_key",
+]
 
 #: Kind → (shape, extra style). Distinct by outline, not by colour alone.
 KIND_SHAPES: dict[str, tuple[str, str]] = {
@@ -50,6 +60,23 @@ RUN_STATES: dict[str, tuple[str, str, str, str]] = {
 }
 
 Level = tuple[str, ...]
+
+
+@dataclass
+class Pins:
+    """Where a laid-out drawing put things, to draw a drawing of the same structure at the same
+    places (``neato -n2``): positions by the generated DOT ids (``n1``…, ``e1``…,
+    ``cluster_n3``), which a drawing of the same :func:`structure_key` shares.
+
+    ``nodes`` holds each node's position and the label it had when laid out: an edge touching
+    a node whose label changed (so whose size may have) is routed again, straight, rather than
+    drawn along a curve that no longer meets it.
+    """
+
+    bb: str
+    nodes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    edges: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    clusters: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,7 +111,9 @@ class Problems:
         return problems
 
 
-def _label(node: Node, *, entry: bool, broken: bool, state: str | None = None) -> str:
+def _label(
+    node: Node, *, entry: bool, broken: bool, state: str | None = None, mark: str = ""
+) -> str:
     """Two lines: marks and the display name (or id), then the kind (and the run state).
 
     The user's text is escaped on its own and joined with DOT's ``\\n`` line
@@ -92,12 +121,39 @@ def _label(node: Node, *, entry: bool, broken: bool, state: str | None = None) -
     label a plain string whatever it starts and ends with.
     """
     title = node.name if node.name is not None and node.name.strip() else node.id
-    marks = ("⚠ " if broken else "") + ("▶ " if entry else "")
+    marks = mark + ("⚠ " if broken else "") + ("▶ " if entry else "")
     second = node.kind
     if state is not None:
         marks = RUN_STATES[state][0] + marks
         second = f"{node.kind} · {state}"
     return graphviz.nohtml(f"{graphviz.escape(marks + title)}\\n{graphviz.escape(second)}")
+
+
+def _key(attributes: dict[str, str]) -> tuple[tuple[str, str, bool], ...]:
+    return tuple((name, str(value), type(value) is not str) for name, value in attributes.items())
+
+
+def _unkey(key: tuple[tuple[str, str, bool], ...]) -> dict[str, str]:
+    return {name: graphviz.nohtml(value) if marked else value for name, value, marked in key}
+
+
+# The quoting of the graphviz package costs most of a drawing's DOT source; a node or edge
+# drawn again as it was (most of them, after an edit) takes its line from here. The lines are
+# the package's own, made once per distinct node or edge.
+@lru_cache(maxsize=20_000)
+def _node_line(
+    dot_id: str, no_html: bool, label: str, key: tuple[tuple[str, str, bool], ...]
+) -> str:
+    scratch = graphviz.Digraph()
+    scratch.node(dot_id, graphviz.nohtml(label) if no_html else label, **_unkey(key))
+    return scratch.body[0]
+
+
+@lru_cache(maxsize=20_000)
+def _edge_line(tail: str, head: str, key: tuple[tuple[str, str, bool], ...]) -> str:
+    scratch = graphviz.Digraph()
+    scratch.edge(tail, head, **_unkey(key))
+    return scratch.body[0]
 
 
 class _Writer:
@@ -113,10 +169,42 @@ class _Writer:
         self.highlight = highlight
         self.states = states or {}
         self.counter = 0
+        self.edge_counter = 0
+        self.pins: Pins | None = None
+        #: The label of each node, by DOT id (kept with a layout, see :class:`Pins`).
+        self.labels: dict[str, str] = {}
+        self.relabelled: set[str] = set()
+        #: Compare: a sign before a node's name ("+ ", "~ ", "− "), nodes drawn as ghosts
+        #: (removed: grey and dashed), and edges' signs and colours by (source, target, label).
+        self.marks: dict[tuple[Level, str], str] = {}
+        self.ghosts: set[tuple[Level, str]] = set()
+        self.edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] = {}
 
     def new_id(self) -> str:
         self.counter += 1
         return f"n{self.counter}"
+
+    def node(self, dot: graphviz.Digraph, dot_id: str, label: str, **attributes: str) -> None:
+        self.labels[dot_id] = str(label)
+        if self.pins is not None:
+            pinned = self.pins.nodes.get(dot_id)
+            if pinned is not None:
+                attributes["pos"] = pinned[0]
+                if pinned[1] != str(label):
+                    self.relabelled.add(dot_id)
+        dot.body.append(_node_line(dot_id, type(label) is not str, str(label), _key(attributes)))
+
+    def edge(self, dot: graphviz.Digraph, tail: str, head: str, **attributes: str) -> None:
+        self.edge_counter += 1
+        edge_id = f"e{self.edge_counter}"
+        attributes["id"] = f"edge-{edge_id}"
+        if self.pins is not None and not {tail, head} & self.relabelled:
+            pos, label_pos = self.pins.edges.get(edge_id, (None, None))
+            if pos:
+                attributes["pos"] = pos
+            if label_pos:
+                attributes["lp"] = label_pos
+        dot.body.append(_edge_line(tail, head, _key(attributes)))
 
     def level(self, dot: graphviz.Digraph, graph: Graph, level: Level) -> dict[str, str]:
         """Draw one document level into ``dot``; returns node id → DOT id."""
@@ -175,8 +263,12 @@ class _Writer:
             if url:
                 attributes["URL"] = graphviz.escape(url)
                 attributes["target"] = "_top"
-            label = _label(node, entry=entry, broken=broken, state=state)
-            dot.node(dot_id, label, **attributes)
+            mark = self.marks.get((level, node.id), "")
+            if (level, node.id) in self.ghosts:
+                attributes["style"] = ",".join(dict.fromkeys([*styles, "dashed"]))
+                attributes["color"] = attributes["fontcolor"] = BODY_COLOUR
+            label = _label(node, entry=entry, broken=broken, state=state, mark=mark)
+            self.node(dot, dot_id, label, **attributes)
         for edge in graph.edges:
             if edge.source not in ids or edge.target not in ids:
                 continue
@@ -185,11 +277,21 @@ class _Writer:
                 attributes["label"] = graphviz.escape(edge.label)
             if (level, edge.source, edge.target) in self.problems.edges:
                 attributes.update(color=ERROR_COLOUR, fontcolor=ERROR_COLOUR, style="dashed")
-            dot.edge(ids[edge.source], ids[edge.target], **attributes)
+            marked = (
+                self.edge_marks.get((edge.source, edge.target, edge.label)) if not level else None
+            )
+            if marked is not None:
+                sign, colour = marked
+                attributes["label"] = graphviz.escape(sign + (edge.label or ""))
+                attributes.update(color=colour, fontcolor=colour)
+                if sign.startswith("−"):
+                    attributes["style"] = "dashed"
+            self.edge(dot, ids[edge.source], ids[edge.target], **attributes)
         for node in graph.nodes:
             body = getattr(node, "body", None)
             if isinstance(body, NodeBody) and body.node in ids:
-                dot.edge(
+                self.edge(
+                    dot,
                     ids[node.id],
                     ids[body.node],
                     label="body",
@@ -207,16 +309,22 @@ class _Writer:
     ) -> None:
         name = f"cluster_{self.new_id()}"
         with dot.subgraph(name=name) as cluster:
+            pinned: dict[str, str] = {}
+            if self.pins is not None:
+                box, label_pos = self.pins.clusters.get(name, (None, None))
+                pinned = {key: value for key, value in (("bb", box), ("lp", label_pos)) if value}
             cluster.attr(
                 label=graphviz.escape(f"body of {owner.id}"),
                 style="dashed",
                 color=BODY_COLOUR,
                 fontcolor=BODY_COLOUR,
+                **pinned,
             )
             inner = self.level(cluster, graph, level)
         targets = [inner[node.id] for node in graph.nodes if node.id in inner]
         if targets:
-            dot.edge(
+            self.edge(
+                dot,
                 owner_id,
                 targets[0],
                 lhead=name,
@@ -235,14 +343,39 @@ def dot_source(
     node_url: Callable[[Level, str], str | None] | None = None,
     highlight: dict[tuple[Level, str], str] | None = None,
     states: dict[str, str] | None = None,
+    pins: Pins | None = None,
 ) -> str:
     """The DOT source of ``graph`` with ``errors`` marked.
 
     ``node_url(level, id)`` gives each node's link (``level`` is the chain of
     subgraph owners, empty at the top); ``highlight`` fills chosen nodes with a
     colour (the compare view uses it); ``states`` maps top-level node ids to a
-    key of :data:`RUN_STATES` (the run page uses it).
+    key of :data:`RUN_STATES` (the run page uses it). With ``pins`` (a layout of a
+    drawing of the same :func:`structure_key`), every node and edge carries its position, for
+    ``neato -n2`` to draw without laying out again.
     """
+    return drawing(
+        graph, errors=errors, node_url=node_url, highlight=highlight, states=states, pins=pins
+    )[0]
+
+
+def drawing(
+    graph: Graph,
+    *,
+    errors: Iterable[dict[str, Any]] = (),
+    node_url: Callable[[Level, str], str | None] | None = None,
+    highlight: dict[tuple[Level, str], str] | None = None,
+    states: dict[str, str] | None = None,
+    pins: Pins | None = None,
+    marks: dict[tuple[Level, str], str] | None = None,
+    ghosts: set[tuple[Level, str]] | None = None,
+    edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] | None = None,
+) -> tuple[str, dict[str, str]]:
+    """:func:`dot_source`, and the label of each node by DOT id (kept with a layout).
+
+    For Compare: ``marks`` puts a sign before chosen nodes' names, ``ghosts`` draws nodes grey
+    and dashed (removed ones), ``edge_marks`` signs and colours top-level edges by
+    ``(source, target, label)`` (a sign starting with ``−`` also dashes the edge)."""
     dot = graphviz.Digraph(
         "graph",
         graph_attr={
@@ -256,5 +389,42 @@ def dot_source(
         node_attr={"fontname": "sans-serif", "fontsize": "11", "margin": "0.15,0.06"},
         edge_attr={"fontname": "sans-serif", "fontsize": "10"},
     )
-    _Writer(Problems.from_errors(errors), node_url, highlight or {}, states).level(dot, graph, ())
-    return dot.source
+    if pins is not None:
+        dot.graph_attr["bb"] = pins.bb
+    writer = _Writer(Problems.from_errors(errors), node_url, highlight or {}, states)
+    writer.pins = pins
+    writer.marks = marks or {}
+    writer.ghosts = ghosts or set()
+    writer.edge_marks = edge_marks or {}
+    writer.level(dot, graph, ())
+    return dot.source, writer.labels
+
+
+def structure_key(graph: Graph) -> str:
+    """Names what a layout depends on: per document level, the kinds of the nodes in order,
+    the edges and bodies between them by position, and the subgraphs. Two graphs with equal
+    keys get the same DOT ids, so a layout of one places the other (names, labels, prompts,
+    schemas and errors may differ)."""
+    parts: list[Any] = []
+
+    def level(current: Graph) -> None:
+        where = {node.id: index for index, node in enumerate(current.nodes)}
+        parts.append(tuple(node.kind for node in current.nodes))
+        parts.append(
+            tuple(
+                (where[edge.source], where[edge.target])
+                for edge in current.edges
+                if edge.source in where and edge.target in where
+            )
+        )
+        for index, node in enumerate(current.nodes):
+            body = getattr(node, "body", None)
+            if isinstance(body, NodeBody):
+                parts.append(("body", index, where.get(body.node)))
+            elif isinstance(body, SubgraphBody):
+                parts.append(("subgraph", index))
+                level(body.graph)
+                parts.append(("end", index))
+
+    level(graph)
+    return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:32]

@@ -42,7 +42,14 @@ from editor.services.errors import InvalidAgent, NotAllowed, UnknownAgent, Unsup
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 from editor.services.storable import nul_path
 
-__all__ = ["AgentInfo", "StoredAgent", "create_agent", "get_agent", "list_agents"]
+__all__ = [
+    "AgentInfo",
+    "StoredAgent",
+    "agent_hash_by_name",
+    "create_agent",
+    "get_agent",
+    "list_agents",
+]
 
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -174,3 +181,12 @@ def list_agents(*, cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> Pag
         rows = rows.filter(Q(name__gt=name) | Q(name=name, hash__gt=digest))
     page = page_of(list(rows[: limit + 1]), limit, lambda row: [row.name, row.hash])
     return Page([_info(row) for row in page.items], page.next)
+
+
+def agent_hash_by_name(name: str) -> str | None:
+    """The hash of the one stored agent definition named ``name``; ``None`` when none or
+    several have that name (then only the hash can say which)."""
+    found = list(
+        AgentDefinition.objects.filter(name=name.strip()).values_list("hash", flat=True)[:2]
+    )
+    return found[0] if len(found) == 1 else None

@@ -12,15 +12,24 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from editor.graph import Graph
-from editor.graph.dot import dot_source
+from editor.graph.dot import Pins, dot_source, drawing, structure_key
 from editor.graph.model import graph_size
-from editor.rendering import Canvas, render_svg
+from editor.rendering import Canvas, lay_out, render_svg
 
-__all__ = ["CanvasSource", "DrawnCanvas", "canvas_source", "draw", "render"]
+__all__ = [
+    "CanvasSource",
+    "DrawnCanvas",
+    "canvas_source",
+    "draw",
+    "draw_compared",
+    "editor_source",
+    "render",
+    "render_editor",
+]
 
 
 @dataclass(frozen=True)
@@ -35,16 +44,26 @@ class DrawnCanvas:
     nodes: int
     edges: int
     key: str = ""
+    #: The structure the drawing shows (editor canvases): the page keeps its view on a redraw
+    #: of the same structure.
+    structure: str = ""
 
 
 @dataclass(frozen=True)
 class CanvasSource:
-    """A drawing not laid out yet: its DOT source, its size and its key."""
+    """A drawing not laid out yet: its DOT source, its size and its key.
+
+    An editor drawing also says whether its source is ``pinned`` (placed by a kept layout) and
+    carries its ``structure`` key and node labels, which a new layout is kept with.
+    """
 
     source: str
     nodes: int
     edges: int
     key: str
+    pinned: bool = False
+    structure: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 def canvas_source(
@@ -83,3 +102,94 @@ def draw(
     return render(
         canvas_source(graph, errors=errors, node_url=node_url, highlight=highlight, states=states)
     )
+
+
+# --- The editor's canvas: a layout kept while the structure stays ------------------------------
+
+
+def _key(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:32]
+
+
+def _pins(layout: dict[str, Any]) -> Pins:
+    return Pins(
+        bb=str(layout.get("bb", "")),
+        nodes={name: (pos, label) for name, (pos, label) in layout.get("nodes", {}).items()},
+        edges={name: (pos, lp) for name, (pos, lp) in layout.get("edges", {}).items()},
+        clusters={name: (bb, lp) for name, (bb, lp) in layout.get("clusters", {}).items()},
+    )
+
+
+def editor_source(
+    graph: Graph,
+    *,
+    errors: Iterable[dict[str, Any]] = (),
+    node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
+    layout: dict[str, Any] | None = None,
+) -> CanvasSource:
+    """The editor's drawing of ``graph``: placed by ``layout`` when it was made for a graph of
+    the same structure (so nodes keep their places after an edit of names, labels, prompts or
+    schemas), else a source to lay out afresh."""
+    nodes, edges = graph_size(graph)
+    structure = structure_key(graph)
+    pins = _pins(layout) if layout and layout.get("structure") == structure else None
+    source, labels = drawing(graph, errors=errors, node_url=node_url, pins=pins)
+    return CanvasSource(
+        source,
+        nodes,
+        edges,
+        _key(source),
+        pinned=pins is not None,
+        structure=structure,
+        labels=labels,
+    )
+
+
+def render_editor(
+    source: CanvasSource,
+    graph: Graph,
+    *,
+    errors: Iterable[dict[str, Any]] = (),
+    node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
+) -> tuple[DrawnCanvas, dict[str, Any] | None]:
+    """Draw an :func:`editor_source`; a source not pinned is laid out by ``dot`` first, and
+    that layout is returned to be kept (``None`` when nothing new was laid out)."""
+    if source.pinned:
+        canvas = render_svg(source.source, nodes=source.nodes, edges=source.edges, pinned=True)
+        drawn = DrawnCanvas(
+            canvas.svg, canvas.problem, source.nodes, source.edges, source.key, source.structure
+        )
+        return drawn, None
+    laid = lay_out(source.source, nodes=source.nodes, edges=source.edges)
+    if isinstance(laid, str):
+        return DrawnCanvas(None, laid, source.nodes, source.edges, source.key), None
+    layout = {
+        **laid,
+        "structure": source.structure,
+        "nodes": {
+            name: [pos, source.labels.get(name, "")] for name, (pos, _) in laid["nodes"].items()
+        },
+    }
+    pinned, _ = drawing(graph, errors=errors, node_url=node_url, pins=_pins(layout))
+    canvas = render_svg(pinned, nodes=source.nodes, edges=source.edges, pinned=True)
+    drawn = DrawnCanvas(
+        canvas.svg, canvas.problem, source.nodes, source.edges, _key(pinned), source.structure
+    )
+    return drawn, layout
+
+
+def draw_compared(
+    graph: Graph,
+    *,
+    highlight: dict[tuple[tuple[str, ...], str], str],
+    marks: dict[tuple[tuple[str, ...], str], str],
+    ghosts: set[tuple[tuple[str, ...], str]],
+    edge_marks: dict[tuple[str, str, str | None], tuple[str, str]],
+) -> DrawnCanvas:
+    """Compare's canvas: ``graph`` (the newer side with the removed nodes and edges added),
+    filled, signed and with ghosts as :func:`editor.graph.dot.drawing` describes."""
+    nodes, edges = graph_size(graph)
+    source, _ = drawing(
+        graph, highlight=highlight, marks=marks, ghosts=ghosts, edge_marks=edge_marks
+    )
+    return render(CanvasSource(source, nodes, edges, _key(source)))

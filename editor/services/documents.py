@@ -9,24 +9,45 @@ row, so version numbers stay gap-free and unique however many freeze at once.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
-from django.utils.text import slugify
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, graph_hash, parse_document
-from editor.models import Document, Draft, Version
-from editor.services.access import can_author
+from editor.models import Document, DocumentAlias, Draft, Version
+from editor.services import history
+from editor.services.document_rows import (
+    MAX_TITLE_LENGTH,
+    SLUG,
+    author_of,
+    check_slug,
+    check_text,
+    check_title,
+    derive_slug,
+    document_row,
+    require_author,
+)
+from editor.services.drafts import (
+    KEEP,
+    DraftView,
+    held_error,
+    keep_layout,
+    list_revisions,
+    read_draft,
+    redo,
+    restore_revision,
+    save_draft,
+    undo,
+    verdict_of,
+)
 from editor.services.errors import (
     InvalidCursor,
     InvalidGraph,
     InvalidRequest,
-    NotAllowed,
     PreconditionRequired,
     SlugTaken,
     StaleDraft,
@@ -45,6 +66,7 @@ from editor.services.storable import NUL
 
 __all__ = [
     "DRAFT",
+    "KEEP",
     "MAX_TITLE_LENGTH",
     "DocumentInfo",
     "DraftState",
@@ -59,21 +81,24 @@ __all__ = [
     "diff",
     "freeze",
     "get_document",
+    "held_error",
     "import_draft",
+    "keep_layout",
     "list_documents",
+    "list_revisions",
     "list_versions",
     "open_draft",
     "read_draft",
+    "redo",
+    "restore_revision",
     "save_draft",
+    "undo",
+    "verdict_of",
     "versions_of_graph",
 ]
 
 #: The name that stands for a document's draft where a graph hash is expected.
 DRAFT = "draft"
-MAX_TITLE_LENGTH = 200
-MAX_SLUG_LENGTH = 64
-_SLUG = re.compile(r"[a-z0-9-]{1,64}")
-_DASHES = re.compile(r"[-_]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,15 +134,7 @@ class DocumentInfo:
     updated_at: datetime
     #: Filled in by :func:`get_document` only.
     versions: list[VersionInfo] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DraftView:
-    """A draft as read or just written: its text, revision and verdict."""
-
-    text: str
-    revision: int
-    validation: dict[str, Any]
+    archived: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +146,12 @@ class OpenDraft:
     text: str
     revision: int
     latest_graph: str | None
+    held: tuple[dict[str, Any], ...] = ()
+    can_undo: bool = False
+    can_redo: bool = False
+    archived: bool = False
+    #: The canvas's kept layout (``Draft.layout``).
+    layout: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,64 +168,9 @@ class Frozen:
     new_version: bool
 
 
-def _require_author(user: Any) -> None:
-    if not can_author(user):
-        raise NotAllowed()
-
-
-def _author(user: Any) -> Any:
-    """The user to record as the author of a change (``None`` for the command line)."""
-    return user if getattr(user, "pk", None) else None
-
-
-def derive_slug(title: str) -> str:
-    """A slug from a title: ASCII letters, digits and dashes, at most 64; ``graph`` if none."""
-    slug = _DASHES.sub("-", slugify(title)).strip("-")
-    slug = slug[:MAX_SLUG_LENGTH].rstrip("-")
-    return slug or "graph"
-
-
-def _check_slug(slug: str) -> str:
-    if not _SLUG.fullmatch(slug):
-        raise InvalidRequest(
-            "a slug is 1 to 64 characters of lowercase letters, digits and dashes", "slug"
-        )
-    return slug
-
-
-def _check_text(text: str) -> str:
-    if NUL in text:
-        raise InvalidRequest("the text must not contain NUL (U+0000) characters", "text")
-    return text
-
-
-def _check_title(title: str) -> str:
-    if NUL in title:
-        raise InvalidRequest("the title must not contain NUL (U+0000) characters", "title")
-    title = title.strip()
-    if not title:
-        raise InvalidRequest("the title must not be empty", "title")
-    if len(title) > MAX_TITLE_LENGTH:
-        raise InvalidRequest(f"the title is longer than {MAX_TITLE_LENGTH} characters", "title")
-    return title
-
-
-def _document(slug: str) -> Document:
-    if not _SLUG.fullmatch(slug):
-        raise UnknownDocument(slug)
-    try:
-        return Document.objects.select_related("draft").get(slug=slug)
-    except Document.DoesNotExist:
-        raise UnknownDocument(slug) from None
-
-
 def _draft_state(draft: Draft) -> DraftState:
-    verdict = validate_graph_document(draft.text)
-    return DraftState(
-        revision=draft.revision,
-        valid=verdict["valid"],
-        error_count=len(verdict.get("errors", ())),
-    )
+    """The verdict stored with the draft when it was saved (no validation here)."""
+    return DraftState(revision=draft.revision, valid=draft.valid, error_count=draft.error_count)
 
 
 def _latest(document: Document) -> LatestVersion | None:
@@ -234,33 +202,64 @@ def _info(document: Document, *, with_versions: bool = False) -> DocumentInfo:
         latest=_latest(document),
         updated_at=document.updated_at,
         versions=versions,
+        archived=document.archived_at is not None,
     )
 
 
 def create_document(
-    user: Any, *, title: str, slug: str | None = None, text: str = ""
+    user: Any, *, title: str, slug: str | None = None, text: str = "", summary: str = ""
 ) -> DocumentInfo:
     """A new document with its draft at revision 1; the slug is derived when not given."""
-    _require_author(user)
-    title = _check_title(title)
-    text = _check_text(text)
-    slug = derive_slug(title) if slug is None else _check_slug(slug)
+    require_author(user)
+    title = check_title(title)
+    text = check_text(text)
+    slug = derive_slug(title) if slug is None else check_slug(slug)
+    verdict = verdict_of(text, ())
+    now = timezone.now()
     try:
         with transaction.atomic():
-            document = Document.objects.create(slug=slug, title=title, created_by=_author(user))
-            Draft.objects.create(document=document, text=text, updated_by=_author(user))
+            if DocumentAlias.objects.filter(slug=slug).exists():
+                raise SlugTaken(slug)
+            document = Document.objects.create(slug=slug, title=title, created_by=author_of(user))
+            Draft.objects.create(
+                document=document,
+                text=text,
+                updated_by=author_of(user),
+                valid=verdict.valid,
+                error_count=verdict.error_count,
+                size=verdict.size,
+            )
+            history.record(
+                document,
+                1,
+                history.Planned(text, [], history.Step("edit", summary or "created the graph")),
+                valid=verdict.valid,
+                error_count=verdict.error_count,
+                size=verdict.size,
+                user=user,
+                now=now,
+            )
     except IntegrityError:
         if Document.objects.filter(slug=slug).exists():
             raise SlugTaken(slug) from None
         raise
-    return _info(_document(slug))
+    return _info(document_row(slug))
 
 
 def list_documents(
-    *, cursor: str | None = None, limit: int = DEFAULT_LIMIT, search: str = ""
+    *,
+    cursor: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    search: str = "",
+    archived: bool = False,
 ) -> Page[DocumentInfo]:
-    """Documents, most recently changed first; ``search`` keeps titles or slugs containing it."""
-    documents = Document.objects.select_related("draft").order_by("-updated_at", "-id")
+    """Documents, most recently changed first; ``search`` keeps titles or slugs containing it.
+    Archived documents are listed apart (``archived``); deleted ones never."""
+    documents = (
+        Document.objects.select_related("draft")
+        .filter(deleted_at__isnull=True, archived_at__isnull=not archived)
+        .order_by("-updated_at", "-id")
+    )
     if search.strip():
         term = search.strip()
         if len(term) > MAX_TITLE_LENGTH or NUL in term:
@@ -284,7 +283,7 @@ def list_documents(
 
 def get_document(slug: str) -> DocumentInfo:
     """One document with all its versions, newest first."""
-    return _info(_document(slug), with_versions=True)
+    return _info(document_row(slug), with_versions=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +298,7 @@ class VersionOf:
 def versions_of_graph(digest: str) -> list[VersionOf]:
     """Every document version frozen as the graph ``digest``, by document then number."""
     rows = (
-        Version.objects.filter(graph_id=digest)
+        Version.objects.filter(graph_id=digest, document__deleted_at__isnull=True)
         .order_by("document__slug", "number")
         .values_list("document__slug", "document__title", "number")
     )
@@ -310,7 +309,7 @@ def list_versions(
     slug: str, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
 ) -> Page[VersionInfo]:
     """A document's versions, newest first."""
-    versions = _document(slug).versions.select_related("frozen_by").order_by("-number")
+    versions = document_row(slug).versions.select_related("frozen_by").order_by("-number")
     if cursor is not None:
         (before,) = decode_cursor(cursor, (int,))
         versions = versions.filter(number__lt=before)
@@ -319,48 +318,23 @@ def list_versions(
     return Page([_version_info(row) for row in page.items], page.next)
 
 
-def read_draft(slug: str) -> DraftView:
-    """A document's draft: its text, revision and validation verdict."""
-    draft = _document(slug).draft
-    return DraftView(draft.text, draft.revision, validate_graph_document(draft.text))
-
-
 def open_draft(slug: str) -> OpenDraft:
     """A draft to edit: two queries and no validation (the editor validates once, itself)."""
-    document = _document(slug)
+    document = document_row(slug)
     latest = _latest(document)
+    can_undo, can_redo = history.position(document, document.draft.revision)
     return OpenDraft(
         slug=document.slug,
         title=document.title,
         text=document.draft.text,
         revision=document.draft.revision,
         latest_graph=latest.graph if latest else None,
+        held=tuple(document.draft.held),
+        can_undo=can_undo,
+        can_redo=can_redo,
+        archived=document.archived_at is not None,
+        layout=document.draft.layout,
     )
-
-
-def save_draft(user: Any, slug: str, *, text: str, expected_revision: int | None) -> DraftView:
-    """Replace the draft's text if it is still at ``expected_revision``.
-
-    Raises :class:`PreconditionRequired` without a revision and :class:`StaleDraft`
-    (carrying the current revision) when someone saved in between.
-    """
-    _require_author(user)
-    if expected_revision is None:
-        raise PreconditionRequired()
-    text = _check_text(text)
-    document = _document(slug)
-    now = timezone.now()
-    with transaction.atomic():
-        # The document row first, as freeze() locks it: one lock order, no deadlock.
-        Document.objects.filter(pk=document.pk).update(updated_at=now)
-        # Compare-and-set in one statement: two writers of one revision cannot both win.
-        written = Draft.objects.filter(document=document, revision=expected_revision).update(
-            text=text, revision=F("revision") + 1, updated_at=now, updated_by=_author(user)
-        )
-        if written != 1:
-            current = Draft.objects.filter(document=document).values_list("revision", flat=True)
-            raise StaleDraft(current.get())
-    return DraftView(text, expected_revision + 1, validate_graph_document(text))
 
 
 def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "") -> Frozen:
@@ -369,7 +343,7 @@ def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "
     The draft must be at ``expected_revision`` and valid (:class:`InvalidGraph`
     otherwise). The draft text is left as it is.
     """
-    _require_author(user)
+    require_author(user)
     if expected_revision is None:
         raise PreconditionRequired()
     if NUL in note:
@@ -377,7 +351,7 @@ def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "
     with transaction.atomic():
         # The row lock serialises freezes of one document: numbers stay gap-free and unique.
         try:
-            if not _SLUG.fullmatch(slug):
+            if not SLUG.fullmatch(slug):
                 raise Document.DoesNotExist
             document = Document.objects.select_for_update().get(slug=slug)
         except Document.DoesNotExist:
@@ -385,18 +359,22 @@ def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "
         draft = Draft.objects.select_for_update().get(document=document)
         if draft.revision != expected_revision:
             raise StaleDraft(draft.revision)
+        if draft.held:
+            found = list(validate_graph_document(draft.text).get("errors", ()))
+            held = [held_error(entry) for entry in draft.held]
+            raise InvalidGraph([*found, *held], malformed=False)
         graph = check_graph(draft.text)
         digest = graph_hash(graph)
         latest = _latest(document)
         if latest is not None and latest.graph == digest:
             return Frozen(digest, latest.version, created=False, new_version=False)
-        stored = save_graph(graph, by=_author(user))
+        stored = save_graph(graph, by=author_of(user))
         number = 1 if latest is None else latest.version + 1
         Version.objects.create(
             document=document,
             graph_id=digest,
             number=number,
-            frozen_by=_author(user),
+            frozen_by=author_of(user),
             note=note,
         )
         Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
@@ -421,7 +399,7 @@ def diff(slug: str, *, before: str, after: str) -> dict[str, Any]:
 
     ``from`` and ``to`` in the answer echo the sides as asked (a hash, or ``draft``).
     """
-    document = _document(slug)
+    document = document_row(slug)
     changes = diff_graphs(_side(document, before), _side(document, after))
     return {
         "identical": changes["identical"],
@@ -439,20 +417,40 @@ def import_draft(slug: str, text: str, *, by: Any = None) -> tuple[str, bool]:
     it needs the *authors* role. Returns the slug and whether the document was created.
     """
     if by is not None:
-        _require_author(by)
-    _check_slug(slug)
-    _check_text(text)
+        require_author(by)
+    check_slug(slug)
+    check_text(text)
     now = timezone.now()
+    verdict = verdict_of(text, ())
     with transaction.atomic():
         document, created = Document.objects.get_or_create(
-            slug=slug, defaults={"title": slug, "created_by": _author(by)}
+            slug=slug, defaults={"title": slug, "created_by": author_of(by)}
         )
+        stored = {"valid": verdict.valid, "error_count": verdict.error_count, "size": verdict.size}
         if created:
-            Draft.objects.create(document=document, text=text, updated_by=_author(by))
+            Draft.objects.create(document=document, text=text, updated_by=author_of(by), **stored)
+            number = 1
         else:
             # The document row first, as everywhere else.
             Document.objects.filter(pk=document.pk).update(updated_at=now)
-            Draft.objects.filter(document=document).update(
-                text=text, revision=F("revision") + 1, updated_at=now, updated_by=_author(by)
+            draft = Draft.objects.select_for_update().get(document=document)
+            number = draft.revision + 1
+            Draft.objects.filter(pk=draft.pk).update(
+                text=text,
+                held=[],
+                revision=number,
+                updated_at=now,
+                updated_by=author_of(by),
+                **stored,
             )
+        step = (
+            history.Step("edit", "imported from the command line")
+            if created
+            else history.edit_step(
+                document, number - 1, summary="imported from the command line", user=by, now=now
+            )
+        )
+        history.record(
+            document, number, history.Planned(text, [], step), user=by, now=now, **stored
+        )
     return slug, created

@@ -15,7 +15,6 @@ the page already showing this drawing (:attr:`Editor.canvas_key`) never runs ``d
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,15 +24,21 @@ from urllib.parse import quote
 from django.urls import reverse
 
 from editor.engine import resolve_names
-from editor.graph import Graph, JsonError, MalformedDocument, parse_document, read_json, wire_value
-from editor.graph.edits import EditRefused, format_draft, rename_node
-from editor.services import documents
+from editor.graph import Graph, MalformedDocument, parse_document, wire_value
+from editor.graph.edits import EditRefused, format_draft, level_value
+from editor.services import documents, history
 from editor.services.access import can_author
-from editor.services.canvas import CanvasSource, DrawnCanvas, canvas_source, render
+from editor.services.canvas import (
+    CanvasSource,
+    DrawnCanvas,
+    canvas_source,
+    editor_source,
+    render,
+    render_editor,
+)
 from editor.services.errors import StaleDraft
 from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
-from editor.services.numbers import U32_MAX, InvalidNumber, strict_int
 
 __all__ = [
     "Draft",
@@ -43,10 +48,10 @@ __all__ = [
     "apply_edit",
     "discard_changes",
     "editor_of",
-    "field_for_error",
     "load_editor",
     "open_draft",
     "save_text",
+    "step_history",
 ]
 
 Value = dict[str, Any]
@@ -64,16 +69,35 @@ class Draft:
     graph: Graph | None
     can_edit: bool
     latest_graph: str | None
+    #: Fields the editor could not take, kept with what was typed (``Draft.held``).
+    held: tuple[dict[str, Any], ...] = ()
+    can_undo: bool = False
+    can_redo: bool = False
+    archived: bool = False
+    layout: dict[str, Any] | None = None
 
     @cached_property
     def value(self) -> Value | None:
         return wire_value(self.graph) if self.graph is not None else None
 
-    def node(self, node_id: str | None) -> Value | None:
-        """The last node with ``node_id`` (as validation looks nodes up), or ``None``."""
-        if self.value is None or node_id is None:
+    def level_value(self, level: tuple[str, ...] = ()) -> Value | None:
+        """The document level ``level`` names (``None`` when the draft does not parse or there
+        is no such level)."""
+        if not level:
+            return self.value
+        if self.value is None:
             return None
-        for node in reversed(self.value["nodes"]):
+        try:
+            return level_value(self.value, level)
+        except EditRefused:
+            return None
+
+    def node(self, node_id: str | None, level: tuple[str, ...] = ()) -> Value | None:
+        """The last node with ``node_id`` in ``level`` (as validation looks nodes up)."""
+        current = self.level_value(level)
+        if current is None or node_id is None:
+            return None
+        for node in reversed(current["nodes"]):
             if node["payload"]["id"] == node_id:
                 return node
         return None
@@ -97,6 +121,11 @@ def open_draft(user: Any, slug: str) -> Draft:
         graph=_parsed(opened.text),
         can_edit=can_author(user),
         latest_graph=opened.latest_graph,
+        held=opened.held,
+        can_undo=opened.can_undo,
+        can_redo=opened.can_redo,
+        archived=opened.archived,
+        layout=opened.layout,
     )
 
 
@@ -141,32 +170,100 @@ class Editor:
 
     @property
     def errors(self) -> list[dict[str, Any]]:
+        """The validation errors (the held fields are apart: :attr:`held_errors`)."""
         return list(self.validation.get("errors", ()))
 
     @property
+    def held(self) -> tuple[dict[str, Any], ...]:
+        return self.draft.held
+
+    @property
+    def held_errors(self) -> list[dict[str, Any]]:
+        """The fields the editor could not take, as errors: they block freezing too."""
+        return [documents.held_error(entry) for entry in self.draft.held]
+
+    @property
     def error_count(self) -> int:
-        return len(self.validation.get("errors", ()))
+        """Every error that blocks freezing: validation errors and held fields."""
+        return len(self.validation.get("errors", ())) + len(self.draft.held)
+
+    @property
+    def can_freeze(self) -> bool:
+        return bool(self.validation.get("valid")) and not self.draft.held
+
+    def held_for(self, node_id: str, level: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+        """The held fields of one node, by field key."""
+        return {
+            entry["field"]: entry
+            for entry in self.draft.held
+            if entry["node"] == node_id and tuple(entry.get("level", ())) == level
+        }
+
+    @cached_property
+    def last_good(self) -> tuple[Graph, Value] | None:
+        """While the draft does not parse: the newest saved revision that does (shown greyed)."""
+        if self.graph is not None:
+            return None
+        for text in history.recent_texts(self.slug):
+            graph = _parsed(text)
+            if graph is not None:
+                return graph, wire_value(graph)
+        return None
+
+    @property
+    def greyed(self) -> bool:
+        """The canvas and lists show the last draft that parsed, not this one."""
+        return self.graph is None and self.last_good is not None
+
+    @property
+    def shown_value(self) -> Value | None:
+        """What the lists show: the draft's value, or the last good one's while it does not
+        parse."""
+        if self.value is not None:
+            return self.value
+        return self.last_good[1] if self.last_good is not None else None
 
     @cached_property
     def canvas_source(self) -> CanvasSource | None:
-        """The drawing's DOT source (no layout yet); ``None`` while the draft does not parse."""
+        """The drawing's DOT source (no layout yet); while the draft does not parse, the last
+        draft that did, without links; ``None`` when there is none."""
         if self.graph is None:
-            return None
-        return canvas_source(
-            self.graph, errors=self.validation.get("errors", ()), node_url=_node_url(self.slug)
+            if self.last_good is None:
+                return None
+            return canvas_source(self.last_good[0])
+        return editor_source(
+            self.graph,
+            errors=self.validation.get("errors", ()),
+            node_url=_node_url(self.slug),
+            layout=self.draft.layout,
         )
 
     @property
     def canvas_key(self) -> str:
         """Names the drawing: equal keys, equal canvases (``""`` when there is none)."""
         source = self.canvas_source
-        return source.key if source is not None else ""
+        if source is None:
+            return ""
+        return f"g{source.key}" if self.greyed else source.key
 
     @cached_property
     def canvas(self) -> DrawnCanvas | None:
-        """The canvas, laid out by ``dot`` (or taken from the cache) on first use."""
+        """The canvas, drawn on first use: at the kept layout's places while the structure
+        stays (``neato -n2``), else laid out again by ``dot`` and that layout kept."""
         source = self.canvas_source
-        return render(source) if source is not None else None
+        if source is None:
+            return None
+        if self.graph is None:
+            return render(source)
+        drawn, layout = render_editor(
+            source,
+            self.graph,
+            errors=self.validation.get("errors", ()),
+            node_url=_node_url(self.slug),
+        )
+        if layout is not None:
+            documents.keep_layout(self.slug, layout)
+        return drawn
 
     @property
     def malformed(self) -> str | None:
@@ -178,13 +275,15 @@ class Editor:
 
     @property
     def node_ids(self) -> list[str]:
-        if self.value is None:
-            return []
-        return [node["payload"]["id"] for node in self.value["nodes"]]
+        return self.node_ids_at(())
 
-    def node(self, node_id: str | None) -> Value | None:
-        """The last node with ``node_id`` (as validation looks nodes up), or ``None``."""
-        return self.draft.node(node_id)
+    def node_ids_at(self, level: tuple[str, ...]) -> list[str]:
+        current = self.draft.level_value(level)
+        return [node["payload"]["id"] for node in current["nodes"]] if current else []
+
+    def node(self, node_id: str | None, level: tuple[str, ...] = ()) -> Value | None:
+        """The last node with ``node_id`` in ``level`` (as validation looks nodes up)."""
+        return self.draft.node(node_id, level)
 
     @cached_property
     def not_runnable(self) -> list[dict[str, Any]]:
@@ -194,12 +293,12 @@ class Editor:
             return []
         return resolve_names(self.graph, installation())
 
-    def errors_of(self, node_id: str) -> list[dict[str, Any]]:
-        """The top-level errors about ``node_id`` (not those inside its subgraph)."""
+    def errors_of(self, node_id: str, level: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        """The errors about ``node_id`` in ``level`` (not those inside its own subgraph)."""
         return [
             error
             for error in self.errors
-            if not error.get("subgraph") and _error_node(error) == node_id
+            if tuple(error.get("subgraph", ())) == level and _error_node(error) == node_id
         ]
 
 
@@ -230,50 +329,13 @@ def _error_node(error: dict[str, Any]) -> str | None:
     return None
 
 
-#: Which form field each validation error is about, when its code names one.
-_FIELD_OF_CODE = {
-    "duplicate_node_id": "id",
-    "dangling_map_body": "body",
-    "dangling_fold_body": "body",
-    "malformed_agent_hash": "agent_hash",
-    "non_positive_concurrency": "concurrency",
-    "approval_schema_not_object": "approval_schema",
-    "non_positive_max_iterations": "max_iterations",
-    "blank_node_name": "name",
-    "node_name_too_long": "name",
-    "node_id_too_long": "id",
-    "invalid_fold_stop_expression": "stop_when",
-    "invalid_fold_join_reference": "join",
-    "branch_without_cases": "cases",
-    "duplicate_branch_case": "cases",
-}
-
-
-def field_for_error(error: dict[str, Any], node: Value | None) -> str:
-    """The form field an error belongs beside (``""``: the node's form as a whole)."""
-    code = error.get("code")
-    if code in _FIELD_OF_CODE:
-        return _FIELD_OF_CODE[code]
-    if "field" in error:
-        name = str(error["field"])
-        return "input" if name.startswith("input.") else name
-    if "case" in error and node is not None:
-        for index, case in enumerate(node["payload"].get("cases", ())):
-            if case.get("name") == error["case"]:
-                suffix = "kind" if code == "model_decision_without_agent" else "value"
-                if code == "branch_case_without_edge":
-                    suffix = "name"
-                return f"case-{index}-{suffix}"
-    return ""
-
-
 def _node_url(slug: str) -> Callable[[tuple[str, ...], str], str | None]:
     page = reverse("editor", args=[slug])
 
     def url(level: tuple[str, ...], node_id: str) -> str:
-        # A node inside a subgraph is edited in its owner's form.
-        target = level[0] if level else node_id
-        return f"{page}?node={quote(target, safe='')}"
+        # A node inside a subgraph body has a form of its own, at its level.
+        owners = "".join(f"&in={quote(owner, safe='')}" for owner in level)
+        return f"{page}?node={quote(node_id, safe='')}{owners}"
 
     return url
 
@@ -296,9 +358,21 @@ def _save(
     rejected_fields: list[tuple[str, str]],
     *,
     graph: Graph | None = None,
+    summary: str = "",
+    held: list[dict[str, Any]] | None = documents.KEEP,
+    coalesce: str = "",
 ) -> Editor | Stale:
     try:
-        saved = documents.save_draft(user, current.slug, text=text, expected_revision=revision)
+        saved = documents.save_draft(
+            user,
+            current.slug,
+            text=text,
+            expected_revision=revision,
+            summary=summary,
+            held=held,
+            coalesce=coalesce,
+            graph=graph,
+        )
     except StaleDraft:
         newer = load_editor(user, current.slug)
         return Stale(newer, rejected=text, rejected_fields=rejected_fields)
@@ -310,6 +384,11 @@ def _save(
         graph=graph if graph is not None else _parsed(saved.text),
         can_edit=current.can_edit,
         latest_graph=current.latest_graph,
+        held=saved.held,
+        can_undo=True,
+        can_redo=False,
+        archived=current.archived,
+        layout=current.layout,
     )
     return Editor(draft, saved.validation)
 
@@ -321,8 +400,12 @@ def apply_edit(
     edit: Edit,
     *,
     submitted: list[tuple[str, str]] | None = None,
+    summary: str = "",
+    held: list[dict[str, Any]] | None = documents.KEEP,
+    coalesce: str = "",
 ) -> Editor | Refused | Stale:
-    """Apply ``edit`` to ``current`` (the draft as this request read it), save it at ``revision``.
+    """Apply ``edit`` to ``current`` (the draft as this request read it), save it at ``revision``
+    with ``summary`` for the history; ``held`` replaces the fields held back, when given.
 
     A refused edit (``EditRefused``, or a result that would not parse) writes nothing.
     """
@@ -336,18 +419,33 @@ def apply_edit(
     except EditRefused as refused:
         return Refused(refused.field, str(refused), editor_of(current))
     text = format_draft(changed)
-    if text == current.text:
+    if text == current.text and (held is documents.KEEP or list(held) == list(current.held)):
         return editor_of(current)
     try:
         graph = parse_document(text)
     except MalformedDocument as error:
         return Refused("", str(error), editor_of(current))
-    return _save(user, current, text, revision, submitted or [], graph=graph)
+    return _save(
+        user,
+        current,
+        text,
+        revision,
+        submitted or [],
+        graph=graph,
+        summary=summary,
+        held=held,
+        coalesce=coalesce,
+    )
 
 
 def save_text(user: Any, current: Draft, revision: int | None, text: str) -> Editor | Stale:
-    """The **JSON** tab: the whole draft as typed, saved even when it does not parse."""
-    return _save(user, current, text, revision, [])
+    """The **JSON** tab: the whole draft as typed, saved even when it does not parse.
+
+    Typing is kept as one revision while the text parses, and as another while it does not,
+    so the last draft that parsed stays in the history (the greyed canvas shows it)."""
+    graph = _parsed(text)
+    coalesce = "json:parses" if graph is not None else "json:broken"
+    return _save(user, current, text, revision, [], graph=graph, coalesce=coalesce)
 
 
 def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor | Stale | None:
@@ -355,152 +453,26 @@ def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor |
     if current.latest_graph is None:
         return None
     text = format_draft(wire_value(load_graph(current.latest_graph)))
-    return _save(user, current, text, revision, [])
+    return _save(
+        user, current, text, revision, [], summary="discarded the changes since the last version"
+    )
 
 
-# --- The node form -----------------------------------------------------------------------------
-
-#: The payload fields of each kind in wire order, without ``id`` (spec 01).
-KIND_FIELDS: dict[str, tuple[str, ...]] = {
-    "agent": ("agent_hash", "name", "input_schema", "output_schema"),
-    "tool": ("tool", "name", "input", "input_schema", "output_schema"),
-    "gate": ("name", "prompt", "approval_schema"),
-    "branch": ("name", "on", "agent_hash", "cases"),
-    "map": ("name", "over", "concurrency", "body", "output_schema"),
-    "fold": ("name", "body", "max_iterations", "stop_when", "join", "accumulator_schema"),
-}
-_OPTIONAL_TEXT = {"name", "prompt", "on"}
-_JSON_FIELDS = {"input_schema", "output_schema", "approval_schema", "accumulator_schema", "input"}
-
-
-class FormProblems(Exception):
-    """Fields of a submitted node form that cannot be written, by field name."""
-
-    def __init__(self, problems: dict[str, str]) -> None:
-        super().__init__(problems)
-        self.problems = problems
-
-
-def _read_json_field(text: str, name: str, problems: dict[str, str]) -> Any:
+def step_history(
+    user: Any, current: Draft, revision: int | None, how: str, number: int | None = None
+) -> Editor | Stale:
+    """**Undo**, **Redo**, or restore revision ``number`` (``how``: undo, redo, restore); raises
+    ``NothingToUndo``/``NothingToRedo`` (``InvalidRequest``) when there is nothing to do."""
+    if revision is not None and revision != current.revision:
+        return Stale(editor_of(current), rejected_fields=[(how, str(number or ""))])
     try:
-        return read_json(text)
-    except JsonError as error:
-        problems[name] = f"not valid JSON: {error}"
-        return None
-
-
-def _u32(text: str, name: str, problems: dict[str, str]) -> int | None:
-    try:
-        return strict_int(text.strip(), name, maximum=U32_MAX)
-    except InvalidNumber as error:
-        problems[name] = error.expected
-        return None
-
-
-def payload_from_form(kind: str, data: Any) -> dict[str, Any]:
-    """The payload fields (without ``id``) a node form describes; ``None`` unsets a field.
-
-    Raises :class:`FormProblems` naming each field that cannot be read.
-    """
-    problems: dict[str, str] = {}
-    payload: dict[str, Any] = {}
-    for name in KIND_FIELDS[kind]:
-        raw = data.get(name, "")
-        if name in _OPTIONAL_TEXT or (name == "agent_hash" and kind == "branch"):
-            payload[name] = raw if raw.strip() else None
-        elif name in _JSON_FIELDS:
-            if not raw.strip():
-                if name == "approval_schema":
-                    problems[name] = 'required: any JSON value; {"type": "object"} for a plain form'
-                payload[name] = None
-                continue
-            parsed = _read_json_field(raw, name, problems)
-            if name == "input" and name not in problems:
-                if not isinstance(parsed, dict) or not all(
-                    isinstance(v, str) for v in parsed.values()
-                ):
-                    problems[name] = "an object mapping input names to reference strings"
-                elif not parsed:
-                    parsed = None
-            payload[name] = parsed
-        elif name in ("concurrency", "max_iterations"):
-            payload[name] = _u32(raw, name, problems)
-        elif name == "cases":
-            payload[name] = _cases(data, problems)
-        elif name == "body":
-            payload[name] = _body(data, problems)
-        elif name == "join":
-            join_kind = data.get("join_kind", "last")
-            if join_kind == "best_by":
-                payload[name] = {"kind": "best_by", "value": data.get("join_value", "")}
-            elif join_kind in ("last", "all"):
-                payload[name] = {"kind": join_kind}
-            else:
-                problems["join"] = "choose best_by, last or all"
+        if how == "undo":
+            documents.undo(user, current.slug, expected_revision=revision)
+        elif how == "redo":
+            documents.redo(user, current.slug, expected_revision=revision)
         else:
-            payload[name] = raw
-    if problems:
-        raise FormProblems(problems)
-    return payload
-
-
-def _cases(data: Any, problems: dict[str, str]) -> list[dict[str, Any]]:
-    try:
-        # The form posts a name for every case it counts: never more cases than fields.
-        count = strict_int(str(data.get("case_count", "0")), "case_count", maximum=len(data))
-    except InvalidNumber as error:
-        problems["cases"] = str(error)
-        return []
-    remove = data.get("remove_case")
-    cases = []
-    for index in range(count):
-        if remove is not None and remove == str(index):
-            continue
-        name = data.get(f"case-{index}-name", "")
-        if data.get(f"case-{index}-kind") == "model_decision":
-            when: dict[str, Any] = {"kind": "model_decision"}
-        else:
-            when = {"kind": "expression", "value": data.get(f"case-{index}-value", "")}
-        cases.append({"name": name, "when": when})
-    if data.get("add_case") is not None:
-        names = {case["name"] for case in cases}
-        number = len(cases) + 1
-        while f"case{number}" in names:
-            number += 1
-        cases.append({"name": f"case{number}", "when": {"kind": "expression", "value": "true"}})
-    return cases
-
-
-def _body(data: Any, problems: dict[str, str]) -> dict[str, Any] | None:
-    if data.get("body_kind") == "subgraph":
-        graph = _read_json_field(data.get("body_subgraph", ""), "body", problems)
-        if "body" not in problems and not isinstance(graph, dict):
-            problems["body"] = "a subgraph is a graph document: a JSON object"
-        return {"kind": "subgraph", "value": graph}
-    return {"kind": "node", "value": data.get("body_node", "")}
-
-
-def node_form_edit(node_id: str, kind: str, new_id: str, payload: dict[str, Any]) -> Edit:
-    """The edit a node form makes: rename when the id changed, then set every field."""
-
-    def edit(value: Value) -> Value:
-        value = rename_node(value, node_id, new_id)
-        # One new payload for the one node, sharing the rest: copying the whole draft once
-        # per field (``set_payload_field``) cost more than the rest of the edit.
-        for index in range(len(value["nodes"]) - 1, -1, -1):
-            if value["nodes"][index]["payload"]["id"] == new_id:
-                break
-        else:
-            raise EditRefused("id", f"there is no node `{new_id}`")
-        node = value["nodes"][index]
-        fields = {**node["payload"]}
-        for name, field_value in payload.items():
-            if field_value is None:
-                fields.pop(name, None)
-            else:
-                fields[name] = copy.deepcopy(field_value)
-        nodes = [*value["nodes"]]
-        nodes[index] = {**node, "payload": fields}
-        return {**value, "nodes": nodes}
-
-    return edit
+            assert number is not None
+            documents.restore_revision(user, current.slug, number, expected_revision=revision)
+    except StaleDraft:
+        return Stale(load_editor(user, current.slug), rejected_fields=[(how, str(number or ""))])
+    return load_editor(user, current.slug)

@@ -79,6 +79,21 @@ def validate_graph_document(data: bytes | str) -> dict[str, Any]:
     )
 
 
+def validate_parsed(text: str, graph: Graph) -> dict[str, Any]:
+    """:func:`validate_graph_document` of ``text``, for a caller that parsed it already
+    (``graph``): the same body, without reading the text again."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    limit = settings.GATEHOUSE_MAX_BODY_BYTES
+    if size > limit:
+        return validate_graph_document(text)
+    errors = validate(
+        graph, max_nodes=settings.GATEHOUSE_MAX_NODES, max_edges=settings.GATEHOUSE_MAX_EDGES
+    )
+    if errors:
+        return {"valid": False, "errors": errors}
+    return {"valid": True, "graph": graph_hash(graph), "summary": summarize(graph)}
+
+
 def check_graph(data: bytes | str) -> Graph:
     """Parse and validate a document; raises :class:`InvalidGraph` with every error.
 

@@ -14,7 +14,6 @@ lists nor an unchanged drawing, and an unchanged drawing is not laid out at all.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 from urllib.parse import quote
 
@@ -24,199 +23,203 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from editor.graph.edits import (
-    NEW_NODE_DEFAULTS,
-    EditRefused,
-    add_edge,
-    add_node,
-    delete_edge,
-    delete_node,
-)
-from editor.services import agents, documents, editing
+from editor.graph.edits import NEW_NODE_DEFAULTS
+from editor.services import agents, editing, installation, managing, messages, node_form
 from editor.services.editing import Draft, Editor, Refused, Stale
-from editor.services.errors import (
-    InvalidGraph,
-    InvalidRequest,
-    NotAllowed,
-    StaleDraft,
-    UnknownDocument,
-)
-from editor.services.numbers import InvalidNumber, strict_int
+from editor.services.errors import InvalidRequest, NotAllowed, UnknownDocument
 
 PAGE = "editor/page.html"
-#: Form fields that are bookkeeping, not part of the change a person made.
-_NOT_A_CHANGE = {
-    "revision",
-    "csrfmiddlewaretoken",
-    "token",
-    "case_count",
-    "shown_canvas",
-    "shown_structure",
-}
 KINDS = list(NEW_NODE_DEFAULTS)
 
 
-def _open(request: HttpRequest, slug: str) -> Draft:
+def open_draft(request: HttpRequest, slug: str) -> Draft:
     try:
         return editing.open_draft(request.user, slug)
     except UnknownDocument:
         raise Http404("No such graph.") from None
 
 
-def _revision(request: HttpRequest) -> int | None:
-    try:
-        return strict_int(request.POST.get("revision", ""), "revision")
-    except InvalidNumber:
-        return None
+def revision_of(request: HttpRequest) -> int | None:
+    return node_form.whole_number(request.POST.get("revision", ""), minimum=1)
 
 
-def _pretty(value: Any) -> str:
-    return "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
+def level_of(request: HttpRequest) -> tuple[str, ...]:
+    """The document level a request is about: the subgraph owners named by ``in``."""
+    data = request.POST if request.method == "POST" else request.GET
+    return tuple(data.getlist("in"))[:8]
 
 
 def _node_form(
     ed: Editor,
     node_id: str | None,
     *,
+    level: tuple[str, ...] = (),
     problems: dict[str, str] | None = None,
-    data: Any = None,
+    typed: dict[str, str] | None = None,
     token: str | None = None,
 ) -> dict[str, Any] | None:
-    """What the node form shows: values (the stored ones, or ``data`` as submitted) and errors."""
-    node = ed.node(node_id)
+    """What the node form shows: the stored values (or ``typed``, text not saved) and errors."""
+    node = ed.node(node_id, level)
     if node is None:
         return None
-    payload = node["payload"]
+    node_key = node["payload"]["id"]
     errors: dict[str, list[str]] = {}
-    for error in ed.errors_of(payload["id"]):
-        errors.setdefault(editing.field_for_error(error, node).replace("-", "_"), []).append(
-            error["message"]
-        )
-    for key, message in (problems or {}).items():
-        errors.setdefault(key.replace("-", "_"), []).append(message)
-
-    def value(name: str) -> str:
-        if data is not None and name in data:
-            return str(data[name])
-        if name in ("input_schema", "output_schema", "approval_schema", "accumulator_schema"):
-            return _pretty(payload.get(name))
-        if name == "input":
-            return _pretty(payload.get(name) or None)
-        stored = payload.get(name)
-        return "" if stored is None else str(stored)
-
-    body = payload.get("body") or {}
-    join = payload.get("join") or {}
-    cases = []
-    for index, case in enumerate(payload.get("cases", ())):
-        when = case.get("when") or {}
-        cases.append(
-            {
-                "index": index,
-                "name": case.get("name", ""),
-                "kind": when.get("kind", "expression"),
-                "value": when.get("value", ""),
-                "keys": {part: f"case_{index}_{part}" for part in ("name", "kind", "value")},
-                "errors": {
-                    part: errors.get(f"case_{index}_{part}", [])
-                    for part in ("name", "kind", "value")
-                },
-            }
-        )
-    keys = ["id", *editing.KIND_FIELDS[node["kind"]], ""]
-    for case in cases:
-        keys += [f"case_{case['index']}_{part}" for part in ("name", "kind", "value")]
-    if not (token and token.isalnum()):
-        token = hashlib.sha256(payload["id"].encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return {
-        "id": payload["id"],
-        "token": token,
-        "kind": node["kind"],
-        "value": {name: value(name) for name in ("id", *editing.KIND_FIELDS[node["kind"]])},
-        "errors": errors,
-        "general_errors": errors.get("", []),
-        "oob_errors": [(key or "node", errors.get(key, [])) for key in keys],
-        "cases": cases,
-        "body_kind": body.get("kind", "node"),
-        "body_node": body.get("value", "") if body.get("kind") == "node" else "",
-        "body_subgraph": _pretty(body.get("value")) if body.get("kind") == "subgraph" else "",
-        "join_kind": join.get("kind", "last"),
-        "join_value": join.get("value", ""),
-        "other_ids": [other for other in ed.node_ids if other != payload["id"]],
-        "payload_json": _pretty(payload),
+    for error in ed.errors_of(node_key, level):
+        key = node_form.field_key_of_error(error, node)
+        errors.setdefault(key, []).append(messages.for_people(error))
+    held = ed.held_for(node_key, level)
+    typed = {**{key: entry["text"] for key, entry in held.items()}, **(typed or {})}
+    problems = {
+        **{key: f"not saved: it {entry['message']}" for key, entry in held.items()},
+        **(problems or {}),
     }
+    for key, message in problems.items():
+        errors.setdefault(key, []).append(message)
+    if not (token and token.isascii() and token.isalnum()):
+        named = repr((level, node_key)).encode("utf-8", "surrogatepass")
+        token = hashlib.sha256(named).hexdigest()[:12]
+    return node_form.node_form(
+        node,
+        token=token,
+        level=level,
+        errors=errors,
+        typed=typed,
+        other_ids=ed.node_ids_at(level),
+        agents=_agents,
+        tools=_tools,
+    )
 
 
-def _case_names(ed: Editor) -> dict[str, list[str]]:
-    if ed.value is None:
+def _case_names(shown: dict[str, Any] | None) -> dict[str, list[str]]:
+    if shown is None:
         return {}
     return {
         node["payload"]["id"]: [case.get("name", "") for case in node["payload"]["cases"]]
-        for node in ed.value["nodes"]
+        for node in shown["nodes"]
         if node["kind"] == "branch"
     }
 
 
-def _structure_key(ed: Editor, edges: list[dict[str, Any]], selected: str | None) -> str:
+def _structure_key(
+    ed: Editor,
+    edges: list[dict[str, Any]],
+    selected: str | None,
+    level: tuple[str, ...],
+    nodes: list[dict[str, Any]],
+) -> str:
     """Names what the node and edge lists show (they show nothing else)."""
     shown = [
         ed.can_edit,
         selected,
+        level,
         ed.value is not None,
-        [(node["kind"], node["payload"]["id"]) for node in ed.value["nodes"]] if ed.value else [],
+        ed.greyed,
+        [(node["kind"], node["payload"]["id"]) for node in nodes],
         edges,
-        _case_names(ed),
     ]
     # repr, not JSON: the same data gives the same text, and it costs a tenth of json.dumps.
     return hashlib.sha256(repr(shown).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _agents() -> list[Any]:
-    return agents.list_agents(limit=200).items
+def _agents() -> list[node_form.AgentChoice]:
+    return [
+        node_form.AgentChoice(agent.agent, agent.name)
+        for agent in agents.list_agents(limit=200).items
+    ]
 
 
-def _context(request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any) -> dict[str, Any]:
+def _tools() -> list[str]:
+    return installation.tools().names()
+
+
+def _query(level: tuple[str, ...]) -> str:
+    return "".join(f"&in={quote(owner, safe='')}" for owner in level)
+
+
+def page_context(
+    request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any
+) -> dict[str, Any]:
+    level = level_of(request)
+    page = reverse("editor", args=[ed.slug])
     error_rows = []
     for error in ed.errors:
-        owner = error.get("subgraph", [None])[0] if error.get("subgraph") else None
-        target = owner or _error_target(error)
+        where = tuple(error.get("subgraph", ()))
+        target = _error_target(error)
+        found = target is not None and ed.node(target, where) is not None
         error_rows.append(
             {
                 "message": error["message"],
+                "friendly": messages.for_people(error),
                 "code": error["code"],
                 "node": target,
-                "url": f"{reverse('editor', args=[ed.slug])}?node={quote(target, safe='')}"
-                if target and target in ed.node_ids
+                "url": f"{page}?node={quote(target, safe='')}{_query(where)}"
+                if found and target is not None
                 else None,
             }
         )
     edges = []
-    if ed.value is not None:
+    shown = ed.draft.level_value(level) if level else ed.shown_value
+    if shown is None:
+        level = ()
+        shown = ed.shown_value
+    if shown is not None:
         problems = {
-            (e["edge"]["from"], e["edge"]["to"]): e["message"]
+            (e["edge"]["from"], e["edge"]["to"]): messages.for_people(e)
             for e in ed.errors
-            if isinstance(e.get("edge"), dict) and not e.get("subgraph")
+            if isinstance(e.get("edge"), dict) and tuple(e.get("subgraph", ())) == level
         }
-        for index, edge in enumerate(ed.value["edges"]):
+        for index, edge in enumerate(shown["edges"]):
             edges.append(
                 {**edge, "index": index, "problem": problems.get((edge["from"], edge["to"]))}
             )
+    held_rows = [
+        {
+            **entry,
+            "label": _field_label(ed, entry),
+            "url": f"{page}?node={quote(entry['node'], safe='')}"
+            f"{_query(tuple(entry.get('level', ())))}",
+        }
+        for entry in ed.held
+    ]
+    nodes = list(shown["nodes"]) if shown is not None else []
     context = {
         "ed": ed,
+        "held_rows": held_rows,
         "kinds": KINDS,
-        "node": _node_form(ed, node_id),
+        "node": _node_form(ed, node_id, level=level),
         "selected": node_id,
-        "selected_quoted": quote(node_id or "", safe=""),
+        "selected_quoted": quote(node_id or "", safe="") + _query(level),
         "error_rows": error_rows,
         "edges": edges,
-        "case_names": _case_names(ed),
-        "structure_key": _structure_key(ed, edges, node_id),
-        # Called by the template only where the agent field is drawn.
-        "agents": _agents,
-        "page_url": reverse("editor", args=[ed.slug]),
+        "level": level,
+        "level_query": _query(level),
+        "level_trail": [
+            {"owner": owner, "query": _query(level[: index + 1])}
+            for index, owner in enumerate(level)
+        ],
+        "level_nodes": nodes,
+        "level_ids": [node["payload"]["id"] for node in nodes],
+        "case_names": _case_names(shown),
+        "structure_key": _structure_key(ed, edges, node_id, level, nodes),
+        "page_url": page,
+        "malformed_friendly": messages.for_people(
+            {"code": "malformed_document", "message": ed.malformed or ""}
+        ),
+        "json_at": messages.json_position(ed.malformed),
+        # Asked only where the Delete question is drawn.
+        "delete_counts": lambda: managing.what_delete_takes(ed.slug),
     }
     context.update(extra)
     return context
+
+
+def _field_label(ed: Editor, entry: dict[str, Any]) -> str:
+    node = ed.node(entry["node"], tuple(entry.get("level", ())))
+    if node is not None:
+        for form_field in node_form.form_fields(node["kind"]):
+            if form_field.key == entry["field"]:
+                return form_field.label
+    return str(entry["field"])
 
 
 def _error_target(error: dict[str, Any]) -> str | None:
@@ -231,19 +234,22 @@ def _error_target(error: dict[str, Any]) -> str | None:
 @require_safe
 @vary_on_headers("HX-Request")
 def editor_page(request: HttpRequest, slug: str) -> HttpResponse:
-    ed = editing.editor_of(_open(request, slug))
+    ed = editing.editor_of(open_draft(request, slug))
     node_id = request.GET.get("node") or None
-    context = _context(request, ed, node_id)
+    context = page_context(request, ed, node_id)
     if request.htmx and request.htmx.target == "editor":
         return render(request, f"{PAGE}#workspace", context)
+    if request.htmx and request.htmx.target == "json-text":
+        return render(request, f"{PAGE}#json_text", context)
     if request.htmx and node_id is not None:
-        return render(request, f"{PAGE}#node_panel", context)
+        # The node's form, and the nodes and edges of its level (a body is its own level).
+        return render(request, f"{PAGE}#node_choice", context)
     if request.htmx:
         return render(request, f"{PAGE}#workspace", context)
     return render(request, PAGE, context)
 
 
-def _answer(
+def answer(
     request: HttpRequest,
     result: Editor | Refused | Stale,
     node_id: str | None,
@@ -251,7 +257,7 @@ def _answer(
     node_panel: bool = True,
     json_text: bool = True,
     problems: dict[str, str] | None = None,
-    data: Any = None,
+    typed: dict[str, str] | None = None,
     json_error: str | None = None,
     **extra: Any,
 ) -> HttpResponse:
@@ -261,18 +267,22 @@ def _answer(
     ed = result if isinstance(result, Editor) else result.editor
     if refused is not None:
         problems = {**(problems or {}), refused.field: refused.message}
-    context = _context(request, ed, node_id, stale=stale, json_error=json_error, **extra)
+    context = page_context(request, ed, node_id, stale=stale, json_error=json_error, **extra)
     token = request.POST.get("token") if request.method == "POST" else None
-    if problems or data is not None or token:
-        context["node"] = _node_form(ed, node_id, problems=problems, data=data, token=token)
+    if problems or typed is not None or token:
+        context["node"] = _node_form(
+            ed, node_id, level=context["level"], problems=problems, typed=typed, token=token
+        )
         context["form_problems"] = problems
     if stale is not None:
         context["stale_rejected"] = stale.rejected or "\n".join(
             f"{name}: {value}" for name, value in stale.rejected_fields
         )
     if request.htmx:
+        # The JSON text is long; it is left out while its panel is closed (opening it fetches it).
+        json_text = json_text and request.POST.get("json_hidden") != "1"
         context.update(oob=True, oob_node_panel=node_panel, oob_json_text=json_text)
-        _leave_out_shown(request, ed, context)
+        leave_out_shown(request, ed, context)
         return render(request, f"{PAGE}#live", context)
     if (
         stale is not None
@@ -282,16 +292,19 @@ def _answer(
     ):
         return render(request, PAGE, context)
     url = reverse("editor", args=[ed.slug])
-    return redirect(f"{url}?node={quote(node_id, safe='')}" if node_id else url)
+    where = _query(context["level"])
+    if node_id:
+        return redirect(f"{url}?node={quote(node_id, safe='')}{where}")
+    return redirect(f"{url}?{where[1:]}" if where else url)
 
 
-def _leave_out_shown(request: HttpRequest, ed: Editor, context: dict[str, Any]) -> None:
+def leave_out_shown(request: HttpRequest, ed: Editor, context: dict[str, Any]) -> None:
     """Send the canvas and the lists only when the page does not show them already."""
     context["oob_canvas"] = request.POST.get("shown_canvas") != ed.canvas_key or not ed.canvas_key
     context["oob_structure"] = request.POST.get("shown_structure") != context["structure_key"]
 
 
-def _guarded(view: Any) -> Any:
+def guarded(view: Any) -> Any:
     """POST only; unknown graphs are 404, non-authors 403, a missing revision 400.
 
     The draft is read here, once, and handed to the view.
@@ -299,10 +312,10 @@ def _guarded(view: Any) -> Any:
 
     @require_POST
     def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
-        draft = _open(request, slug)
+        draft = open_draft(request, slug)
         if not draft.can_edit:
             return HttpResponse("Only authors may edit graphs.", status=403)
-        if _revision(request) is None:
+        if revision_of(request) is None:
             return HttpResponseBadRequest("The form did not say which revision it edits.")
         try:
             return view(request, draft)
@@ -314,163 +327,3 @@ def _guarded(view: Any) -> Any:
     wrapped.__name__ = view.__name__
     wrapped.__doc__ = view.__doc__
     return vary_on_headers("HX-Request")(wrapped)
-
-
-@_guarded
-def edit_node(request: HttpRequest, draft: Draft) -> HttpResponse:
-    """The node form: every field, posted as the person types."""
-    node_id = request.POST.get("node", "")
-    node = draft.node(node_id)
-    submitted = [(key, value) for key, value in request.POST.items() if key not in _NOT_A_CHANGE]
-    if node is None:
-        # Deleted elsewhere: a stale tab learns so; otherwise say the node is gone.
-        def missing(value: dict[str, Any]) -> dict[str, Any]:
-            raise EditRefused("", f"there is no node `{node_id}` any more")
-
-        result = editing.apply_edit(
-            request.user, draft, _revision(request), missing, submitted=submitted
-        )
-        ed = result.editor if isinstance(result, (Refused, Stale)) else result
-        return _answer(request, result if isinstance(result, Stale) else ed, None)
-    new_id = request.POST.get("id", node_id)
-    structural = "add_case" in request.POST or "remove_case" in request.POST
-    try:
-        payload = editing.payload_from_form(node["kind"], request.POST)
-    except editing.FormProblems as form_problems:
-        return _answer(
-            request,
-            editing.editor_of(draft),
-            node_id,
-            node_panel=False,
-            problems=form_problems.problems,
-            data=request.POST,
-        )
-    result = editing.apply_edit(
-        request.user,
-        draft,
-        _revision(request),
-        editing.node_form_edit(node_id, node["kind"], new_id, payload),
-        submitted=submitted,
-    )
-    if isinstance(result, Refused):
-        return _answer(request, result, node_id, node_panel=False, data=request.POST)
-    shown = new_id if isinstance(result, Editor) else node_id
-    return _answer(request, result, shown, node_panel=structural)
-
-
-@_guarded
-def new_node(request: HttpRequest, draft: Draft) -> HttpResponse:
-    """**Add node**: a kind and an id, starting from the defaults."""
-    kind = request.POST.get("kind", "")
-    node_id = request.POST.get("id", "")
-    result = editing.apply_edit(
-        request.user,
-        draft,
-        _revision(request),
-        lambda value: add_node(value, kind, node_id),
-        submitted=[("add node", f"{kind} {node_id}")],
-    )
-    if isinstance(result, Refused):
-        return _answer(
-            request, result.editor, None, add_node_error=result.message, add_node_data=request.POST
-        )
-    shown = node_id if isinstance(result, Editor) else None
-    return _answer(request, result, shown, oob_add_node=True)
-
-
-@_guarded
-def remove_node(request: HttpRequest, draft: Draft) -> HttpResponse:
-    """**Delete node**, and its edges."""
-    node_id = request.POST.get("node", "")
-    result = editing.apply_edit(
-        request.user,
-        draft,
-        _revision(request),
-        lambda value: delete_node(value, node_id),
-        submitted=[("delete node", node_id)],
-    )
-    return _answer(request, result, None)
-
-
-@_guarded
-def new_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
-    """**Add edge**: from, to and an optional label."""
-    source = request.POST.get("from", "")
-    target = request.POST.get("to", "")
-    label = request.POST.get("label", "").strip() or None
-    result = editing.apply_edit(
-        request.user,
-        draft,
-        _revision(request),
-        lambda value: add_edge(value, source, target, label),
-        submitted=[("add edge", f"{source} -> {target} {label or ''}".strip())],
-    )
-    selected = request.POST.get("selected") or None
-    if isinstance(result, Refused):
-        return _answer(request, result.editor, selected, edge_error=result.message)
-    return _answer(request, result, selected)
-
-
-@_guarded
-def remove_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
-    """**Delete edge** (by its place in the edge list)."""
-    raw = request.POST.get("edge", "")
-    try:
-        index = strict_int(raw, "edge")
-    except InvalidNumber:
-        index = -1  # refused by the edit as "there is no edge number 0"
-    result = editing.apply_edit(
-        request.user,
-        draft,
-        _revision(request),
-        lambda value: delete_edge(value, index),
-        submitted=[("delete edge", raw)],
-    )
-    selected = request.POST.get("selected") or None
-    if isinstance(result, Refused):
-        return _answer(request, result.editor, selected, edge_error=result.message)
-    return _answer(request, result, selected)
-
-
-@_guarded
-def edit_json(request: HttpRequest, draft: Draft) -> HttpResponse:
-    """The **JSON** tab: the whole draft, saved as typed."""
-    text = request.POST.get("text", "")
-    result = editing.save_text(request.user, draft, _revision(request), text)
-    selected = request.POST.get("selected") or None
-    ed = result.editor if isinstance(result, Stale) else result
-    return _answer(request, result, selected, json_text=False, json_error=ed.malformed)
-
-
-@_guarded
-def freeze(request: HttpRequest, draft: Draft) -> HttpResponse:
-    """**Freeze**: the draft becomes the next version; its hash is shown."""
-    note = request.POST.get("note", "")
-    ed = editing.editor_of(draft)
-    try:
-        frozen = documents.freeze(
-            request.user, draft.slug, expected_revision=_revision(request), note=note
-        )
-    except StaleDraft:
-        return _answer(request, Stale(ed, rejected_fields=[("freeze", note)]), None)
-    except InvalidGraph:
-        return _answer(request, ed, None, freeze_error="Fix the errors before freezing.")
-    except InvalidRequest as error:  # a NUL in the note
-        return _answer(request, ed, None, freeze_error=str(error))
-    ed = editing.load_editor(request.user, draft.slug)
-    context = _context(request, ed, None, frozen=frozen)
-    if request.htmx:
-        context.update(oob=True, oob_node_panel=False, oob_json_text=False)
-        _leave_out_shown(request, ed, context)
-        return render(request, f"{PAGE}#live", context)
-    return render(request, PAGE, context)
-
-
-@_guarded
-def discard(request: HttpRequest, draft: Draft) -> HttpResponse:
-    """**Discard changes**: back to the latest frozen version."""
-    result = editing.discard_changes(request.user, draft, _revision(request))
-    if result is None:
-        ed = editing.editor_of(draft)
-        return _answer(request, ed, None, freeze_error="Nothing frozen yet: nothing to go back to.")
-    return _answer(request, result, request.POST.get("selected") or None)

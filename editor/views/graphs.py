@@ -36,7 +36,8 @@ def editor_url(slug: str) -> str:
 @vary_on_headers("HX-Request")
 def graph_list(request: HttpRequest) -> HttpResponse:
     search = request.GET.get("q", "")
-    page = documents.list_documents(search=search, limit=MAX_LIMIT)
+    archived = request.GET.get("archived") == "1"
+    page = documents.list_documents(search=search, limit=MAX_LIMIT, archived=archived)
     template = "graphs/list.html#rows" if is_fragment_request(request) else "graphs/list.html"
     return render(
         request,
@@ -44,6 +45,7 @@ def graph_list(request: HttpRequest) -> HttpResponse:
         {
             "documents": page.items,
             "search": search,
+            "archived": archived,
             "more": page.next is not None,
             "can_author": can_author(request.user),
         },

@@ -12,6 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor.forms import StartRunForm
 from editor.graph import Graph, MalformedDocument, parse_document, wire_value
+from editor.graph.model import Edge
 from editor.services import canvas, documents, graphs, run_pages
 from editor.services.access import can_operate
 from editor.services.errors import InvalidGraph, UnknownDocument, UnknownGraph
@@ -20,6 +21,8 @@ from editor.views.graphs import editor_url, is_fragment_request
 #: Fill colours on the Compare canvas; the legend also says it in words.
 ADDED_FILL = "#d5f5dc"
 CHANGED_FILL = "#fff1c2"
+ADDED_EDGE = "#15803d"
+REMOVED_EDGE = "#6b7280"
 
 
 def _document(slug: str) -> documents.DocumentInfo:
@@ -140,6 +143,41 @@ def _side_label(side: str, document: documents.DocumentInfo) -> str:
     return side[7:19]
 
 
+def _compared_canvas(newer: Graph, older: Graph | None, changes: dict[str, Any]) -> Any:
+    """The newer side drawn with what changed marked by a sign as well as a colour: added
+    nodes and edges (+, green), changed nodes (~, yellow), and the removed ones (−) drawn as
+    grey dashed ghosts where they were."""
+    removed_ids = set(changes["nodes"]["removed"])
+    ghosts = [node for node in (older.nodes if older else ()) if node.id in removed_ids]
+    known = {node.id for node in newer.nodes} | removed_ids
+    removed_edges = [
+        Edge(edge["from"], edge["to"], edge.get("label"))
+        for edge in changes["edges"]["removed"]
+        if edge["from"] in known and edge["to"] in known
+    ]
+    merged = Graph(newer.schema_version, (*newer.nodes, *ghosts), (*newer.edges, *removed_edges))
+    highlight = {((), node): ADDED_FILL for node in changes["nodes"]["added"]}
+    marks = {((), node): "+ " for node in changes["nodes"]["added"]}
+    for change in changes["nodes"]["changed"]:
+        highlight[((), change["node"])] = CHANGED_FILL
+        marks[((), change["node"])] = "~ "
+    for node in ghosts:
+        marks[((), node.id)] = "− "
+    edge_marks = {
+        (edge["from"], edge["to"], edge.get("label")): ("+ ", ADDED_EDGE)
+        for edge in changes["edges"]["added"]
+    }
+    for edge in removed_edges:
+        edge_marks[(edge.source, edge.target, edge.label)] = ("− ", REMOVED_EDGE)
+    return canvas.draw_compared(
+        merged,
+        highlight=highlight,
+        marks=marks,
+        ghosts={((), node.id) for node in ghosts},
+        edge_marks=edge_marks,
+    )
+
+
 def _json(field: dict[str, Any], side: str) -> str | None:
     return json.dumps(field[side], ensure_ascii=False) if side in field else None
 
@@ -178,11 +216,9 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
                 field["before"] = _json(field, "from")
                 field["after"] = _json(field, "to")
         newer = _side_graph(slug, after)
+        older = _side_graph(slug, before)
         if newer is not None:
-            highlight = {((), node): ADDED_FILL for node in changes["nodes"]["added"]}
-            for change in changes["nodes"]["changed"]:
-                highlight[((), change["node"])] = CHANGED_FILL
-            context["canvas"] = canvas.draw(newer, highlight=highlight)
+            context["canvas"] = _compared_canvas(newer, older, changes)
             context["added_fill"], context["changed_fill"] = ADDED_FILL, CHANGED_FILL
     template = (
         "versions/compare.html#result" if is_fragment_request(request) else "versions/compare.html"

@@ -2,36 +2,140 @@
 // The SVG is drawn by Graphviz on the server; this file only wires svg-pan-zoom to it.
 // The library's own zoom icons inject a <style> element, which the CSP refuses, so the
 // canvas template carries plain buttons instead, shown once pan and zoom are available.
-// A canvas drawn again (the editor redraws it after each edit) keeps the view the person
-// panned or zoomed to; one they have not moved is fitted to the new drawing.
+//
+// Readable at any size: zoom goes on until labels are 1.5 times their natural size, whatever
+// the graph's size; Fit never blows a small graph up beyond its natural size; a graph too large
+// to read when fitted opens at its natural size on its first node instead (Fit shows it whole).
+//
+// A canvas drawn again (the editor redraws it after each edit) keeps its view: the zoom, and
+// the node nearest the middle stays where it was on screen, even if the drawing moved inside
+// the SVG. Only a drawing of another structure that the person had not moved is fitted anew.
 (function () {
   "use strict";
 
   // Per canvas (the figure's id): its svg-pan-zoom instance and whether the person moved it.
   var views = {};
-  // The view to restore when a canvas of that id is drawn again: {zoom, pan}.
+  // What to restore when a canvas of that id is drawn again: {zoom, pan, moved, structure,
+  // anchor: {id, x, y}} (a node's id and where its middle was on screen).
   var kept = {};
   // Set while this file moves a view itself, so that the move is not taken for the person's.
   var quiet = false;
+  // Labels may grow to this many times their natural size.
+  var LARGEST = 1.5;
+  // Below this, fitted labels are too small to read: open at natural size instead.
+  var READABLE = 0.5;
 
-  function remember() {
+  // Where a node's middle is in the drawing's own coordinates (those pan and zoom move), which
+  // svg-pan-zoom's pending redraw (it waits for the next frame) does not change.
+  function inDrawing(view, node) {
+    var box = node.getBBox();
+    var viewport = view.svg.querySelector(".svg-pan-zoom_viewport");
+    var point = view.svg.createSVGPoint();
+    point.x = box.x + box.width / 2;
+    point.y = box.y + box.height / 2;
+    return point.matrixTransform(viewport.getCTM().inverse().multiply(node.getCTM()));
+  }
+
+  // Where that point is on the canvas (from its top left corner), at the view's pan and zoom.
+  function onCanvas(view, point) {
+    var pan = view.zoom.getPan();
+    var real = view.zoom.getSizes().realZoom;
+    return { x: pan.x + real * point.x, y: pan.y + real * point.y };
+  }
+
+  // The node to keep in place on screen: the one whose form is open, when it is in view (the
+  // one being edited), else the one nearest the middle.
+  function anchorOf(view) {
+    var selected = view.svg.querySelector("g.node.selected[id]");
+    if (selected) {
+      var sizes = view.zoom.getSizes();
+      var point = onCanvas(view, inDrawing(view, selected));
+      if (point.x >= 0 && point.y >= 0 && point.x <= sizes.width && point.y <= sizes.height) {
+        return { id: selected.id, x: point.x, y: point.y };
+      }
+    }
+    return nearestNode(view);
+  }
+
+  function nearestNode(view) {
+    var sizes = view.zoom.getSizes();
+    var centre = { x: sizes.width / 2, y: sizes.height / 2 };
+    var best = null;
+    var bestDistance = Infinity;
+    view.svg.querySelectorAll("g.node[id]").forEach(function (node) {
+      var point = onCanvas(view, inDrawing(view, node));
+      var distance = Math.abs(point.x - centre.x) + Math.abs(point.y - centre.y);
+      if (distance < bestDistance) {
+        best = { id: node.id, x: point.x, y: point.y };
+        bestDistance = distance;
+      }
+    });
+    return best;
+  }
+
+  function remember(event) {
+    var target = event && event.detail && event.detail.target;
     Object.keys(views).forEach(function (id) {
       var view = views[id];
-      if (!document.body.contains(view.svg)) {
+      if (!document.body.contains(view.svg) || (target && !target.contains(view.svg))) {
         return;
       }
-      if (view.moved) {
-        kept[id] = { zoom: view.zoom.getSizes().realZoom, pan: view.zoom.getPan() };
-      } else {
-        delete kept[id];
-      }
+      kept[id] = {
+        zoom: view.zoom.getSizes().realZoom,
+        pan: view.zoom.getPan(),
+        moved: view.moved,
+        structure: view.structure,
+        anchor: anchorOf(view),
+      };
     });
   }
 
-  function restore(zoom, view) {
-    // zoom() is relative to the fitted size of this drawing; the kept view is absolute.
-    zoom.zoom((view.zoom * zoom.getZoom()) / zoom.getSizes().realZoom);
-    zoom.pan(view.pan);
+  function realZoomTo(zoom, real) {
+    // zoom() is relative to the fitted size of this drawing; ``real`` is absolute.
+    zoom.zoom((real * zoom.getZoom()) / zoom.getSizes().realZoom);
+  }
+
+  function restore(view, previous) {
+    var zoom = view.zoom;
+    realZoomTo(zoom, previous.zoom);
+    zoom.pan(previous.pan);
+    var anchor = previous.anchor;
+    var node = anchor && view.svg.querySelector("#" + CSS.escape(anchor.id));
+    if (node) {
+      var point = inDrawing(view, node);
+      var real = zoom.getSizes().realZoom;
+      zoom.pan({ x: anchor.x - real * point.x, y: anchor.y - real * point.y });
+    }
+  }
+
+  // Fit, but never larger than the natural size; a drawing too large to read when fitted is
+  // shown at natural size on its first (entry) node.
+  function fitReadably(view, whole) {
+    var zoom = view.zoom;
+    zoom.resetZoom();
+    zoom.fit();
+    zoom.center();
+    var real = zoom.getSizes().realZoom;
+    if (real > 1) {
+      realZoomTo(zoom, 1);
+      zoom.center();
+    } else if (!whole && real < READABLE) {
+      realZoomTo(zoom, 1);
+      var first = view.svg.querySelector("g.node[id]");
+      if (first) {
+        centreOn(view, first);
+      }
+    }
+  }
+
+  // Put ``node`` (an SVG g.node) in the middle of its canvas.
+  function centreOn(view, node) {
+    var sizes = view.zoom.getSizes();
+    var point = inDrawing(view, node);
+    view.zoom.pan({
+      x: sizes.width / 2 - sizes.realZoom * point.x,
+      y: sizes.height / 2 - sizes.realZoom * point.y,
+    });
   }
 
   function enhance(root) {
@@ -57,32 +161,43 @@
         setAttribute.call(svg, name, value);
       };
       var id = figure.id;
-      var view = { svg: svg, zoom: null, moved: false };
+      var view = { svg: svg, zoom: null, moved: false, structure: figure.dataset.structure || "" };
       function moved() {
         if (!quiet) {
           view.moved = true;
         }
+        scheduleMinimap(view);
       }
       quiet = true;
       try {
         view.zoom = window.svgPanZoom(svg, {
           controlIconsEnabled: false,
           zoomScaleSensitivity: 0.3,
-          minZoom: 0.2,
+          minZoom: 0.05,
           maxZoom: 8,
           fit: true,
           center: true,
           onZoom: moved,
           onPan: moved,
         });
-        if (kept[id]) {
-          restore(view.zoom, kept[id]);
-          view.moved = true;
+        // Zoom in until labels are LARGEST times their natural size, whatever the fit.
+        var fitted = view.zoom.getSizes().realZoom;
+        view.zoom.setMaxZoom(Math.max(8, LARGEST / fitted));
+        var previous = kept[id];
+        var sameDrawing = previous && previous.structure && previous.structure === view.structure;
+        if (previous && (previous.moved || sameDrawing)) {
+          restore(view, previous);
+          view.moved = previous.moved;
+        } else {
+          fitReadably(view, false);
         }
       } finally {
         quiet = false;
       }
       views[id] = view;
+      view.figure = figure;
+      minimap(view, fitted);
+      figure.dispatchEvent(new CustomEvent("canvas:ready", { bubbles: true }));
       var zoom = view.zoom;
       var tools = figure.querySelector("[data-zoom-tools]");
       if (!tools) {
@@ -101,25 +216,171 @@
         } else {
           quiet = true;
           try {
-            zoom.resetZoom();
-            zoom.fit();
-            zoom.center();
+            fitReadably(view, true);
           } finally {
             quiet = false;
           }
           view.moved = false;
         }
       });
+      // svg-pan-zoom keeps the browser from moving focus on a press (it would select text while
+      // panning), so focus the drawing itself: keys then reach the canvas, not the last field.
+      var drawing = figure.querySelector("[data-pan-zoom]");
+      if (drawing) {
+        drawing.addEventListener("mousedown", function () {
+          if (document.activeElement !== drawing && !drawing.contains(document.activeElement)) {
+            drawing.focus({ preventScroll: true });
+          }
+        });
+      }
     });
   }
+
+  // A minimap for drawings too large to read whole: a small copy of the drawing (inert: no
+  // links, hidden from assistive technology, which has the canvas itself) with the part shown
+  // outlined; a click or a drag in it moves the canvas there.
+  var XLINK = "http://www.w3.org/1999/xlink";
+  function minimap(view, fitted) {
+    var old = view.figure.querySelector(".minimap");
+    if (old) {
+      old.remove();
+    }
+    if (fitted >= READABLE) {
+      return;
+    }
+    var box = document.createElement("div");
+    box.className = "minimap";
+    box.setAttribute("aria-hidden", "true");
+    // A picture of the drawing (an image, not a second copy of its elements: cheap to lay out
+    // and paint, and nothing in it can take focus), with the part shown outlined over it.
+    var viewport = view.svg.querySelector(".svg-pan-zoom_viewport");
+    var drawn = viewport.getBBox();
+    var viewBox = [drawn.x, drawn.y, Math.max(drawn.width, 1), Math.max(drawn.height, 1)];
+    var svgNS = "http://www.w3.org/2000/svg";
+    var inner = viewport.cloneNode(true);
+    inner.removeAttribute("transform");
+    inner.removeAttribute("style");
+    var picture = document.createElementNS(svgNS, "svg");
+    picture.setAttribute("xmlns", svgNS);
+    picture.setAttribute("viewBox", viewBox.join(" "));
+    picture.appendChild(inner);
+    var image = document.createElement("img");
+    image.alt = "";
+    image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(new XMLSerializer().serializeToString(picture));
+    box.appendChild(image);
+    var small = document.createElementNS(svgNS, "svg");
+    small.setAttribute("viewBox", viewBox.join(" "));
+    small.setAttribute("preserveAspectRatio", "xMidYMid meet");
+    var frame = document.createElementNS(svgNS, "rect");
+    frame.setAttribute("class", "minimap-frame");
+    small.appendChild(frame);
+    box.appendChild(small);
+    view.figure.querySelector("[data-pan-zoom]").after(box);
+    view.minimap = { box: box, svg: small, frame: frame, drawn: drawn };
+    function jump(event) {
+      var point = small.createSVGPoint();
+      point.x = event.clientX;
+      point.y = event.clientY;
+      var target = point.matrixTransform(small.getScreenCTM().inverse());
+      var sizes = view.zoom.getSizes();
+      view.zoom.pan({
+        x: sizes.width / 2 - sizes.realZoom * target.x,
+        y: sizes.height / 2 - sizes.realZoom * target.y,
+      });
+      view.moved = true;
+    }
+    var dragging = false;
+    box.addEventListener("mousedown", function (event) {
+      dragging = true;
+      jump(event);
+      event.preventDefault();
+    });
+    box.addEventListener("mousemove", function (event) {
+      if (dragging) {
+        jump(event);
+      }
+    });
+    document.addEventListener("mouseup", function () {
+      dragging = false;
+    });
+    updateMinimap(view);
+  }
+
+  function updateMinimap(view) {
+    view.minimapPending = false;
+    if (!view.minimap || !view.zoom) {
+      return;
+    }
+    var sizes = view.zoom.getSizes();
+    var pan = view.zoom.getPan();
+    var real = sizes.realZoom;
+    var frame = view.minimap.frame;
+    frame.setAttribute("x", String(-pan.x / real));
+    frame.setAttribute("y", String(-pan.y / real));
+    frame.setAttribute("width", String(sizes.width / real));
+    frame.setAttribute("height", String(sizes.height / real));
+  }
+
+  function scheduleMinimap(view) {
+    if (view.minimap && !view.minimapPending) {
+      view.minimapPending = true;
+      requestAnimationFrame(function () {
+        updateMinimap(view);
+      });
+    }
+  }
+
+  // For the editor: centre a canvas on a node and mark it found (a brief outline).
+  window.gatehouseCanvas = {
+    centre: function (figureId, node) {
+      var view = views[figureId];
+      if (!view || !node) {
+        return false;
+      }
+      quiet = true;
+      try {
+        if (view.zoom.getSizes().realZoom < 0.8) {
+          realZoomTo(view.zoom, 1);
+        }
+        centreOn(view, node);
+      } finally {
+        quiet = false;
+      }
+      view.moved = true;
+      scheduleMinimap(view);
+      view.svg.querySelectorAll("g.node.found").forEach(function (other) {
+        other.classList.remove("found");
+      });
+      node.classList.add("found");
+      return true;
+    },
+    view: function (figureId) {
+      return views[figureId] || null;
+    },
+  };
 
   document.addEventListener("DOMContentLoaded", function () {
     enhance(document);
   });
   // Before htmx replaces anything (the canvas itself, out of band, or the whole editor),
-  // note the views the person moved, so the new drawing opens where they were.
+  // note the views, so the new drawing opens where the old one was.
   document.addEventListener("htmx:beforeSwap", remember);
-  document.addEventListener("htmx:oobBeforeSwap", remember);
+  // A new canvas panel is put in place here, not by htmx: htmx would look up every id of the
+  // new drawing in the old one to carry attributes over (thousands of look-ups on a large
+  // graph, seconds of work) and scan it for its own attributes, which a drawing has none of.
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    remember(event);
+    var target = event.detail.target;
+    var fragment = event.detail.fragment;
+    if (!target || target.id !== "canvas-panel" || !fragment || !fragment.firstElementChild) {
+      return;
+    }
+    event.detail.shouldSwap = false;
+    var incoming = fragment.firstElementChild;
+    target.replaceWith(incoming);
+    enhance(incoming);
+    incoming.dispatchEvent(new CustomEvent("canvas:swapped", { bubbles: true }));
+  });
   document.addEventListener("htmx:afterSettle", function (event) {
     enhance(event.target);
   });

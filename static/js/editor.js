@@ -36,6 +36,11 @@
     if (lists && lists.dataset.key) {
       event.detail.parameters.shown_structure = lists.dataset.key;
     }
+    // The whole JSON text comes back only while it is shown; opening it fetches it afresh.
+    var json = document.getElementById("json");
+    if (json && !json.open) {
+      event.detail.parameters.json_hidden = "1";
+    }
   });
 
   // The node whose form is open, or null. After a rename the form's hidden key has the new id
@@ -100,15 +105,31 @@
     }
   });
 
-  // The label of a new edge: offer only the source branch's case names.
+  // The label of a new edge: only the source branch's case names, and no label field at all
+  // when the source is not a branch. Without this script every branch's cases are offered.
   function narrowLabels(select) {
-    var list = document.getElementById("edge-labels");
-    if (!list) {
+    var field = document.getElementById("edge-label-field");
+    var label = document.getElementById("add-edge-label");
+    if (!field || !label) {
       return;
     }
-    list.querySelectorAll("option").forEach(function (option) {
-      option.disabled = option.dataset.branch !== select.value;
+    var mine = null;
+    label.querySelectorAll("optgroup").forEach(function (group) {
+      var match = group.dataset.branch === select.value;
+      group.hidden = !match;
+      group.disabled = !match;
+      if (match) {
+        mine = group;
+      }
     });
+    field.hidden = mine === null;
+    var chosen = label.selectedOptions[0];
+    if (mine === null) {
+      label.value = "";
+    } else if (!chosen || chosen.parentElement !== mine) {
+      var first = mine.querySelector("option");
+      label.value = first ? first.value : "";
+    }
   }
 
   document.addEventListener("change", function (event) {
@@ -117,14 +138,201 @@
     }
   });
 
+  // The JSON text's line numbers, kept beside it as it is typed and scrolled, and the button
+  // that puts the caret where a syntax error is.
+  function numberLines() {
+    var area = document.querySelector("textarea[data-line-numbers]");
+    var gutter = document.getElementById("json-lines");
+    if (!area || !gutter) {
+      return;
+    }
+    var count = area.value.split("\n").length;
+    if (gutter.dataset.count !== String(count)) {
+      var lines = [];
+      for (var number = 1; number <= count; number += 1) {
+        lines.push(number);
+      }
+      gutter.textContent = lines.join("\n");
+      gutter.dataset.count = String(count);
+    }
+    gutter.scrollTop = area.scrollTop;
+  }
+
+  document.addEventListener("input", function (event) {
+    if (event.target.matches && event.target.matches("textarea[data-line-numbers]")) {
+      numberLines();
+    }
+  });
+  document.addEventListener(
+    "scroll",
+    function (event) {
+      if (event.target.matches && event.target.matches("textarea[data-line-numbers]")) {
+        numberLines();
+      }
+    },
+    true
+  );
+
+  document.addEventListener("click", function (event) {
+    var jump = event.target.closest && event.target.closest("[data-json-jump]");
+    var area = document.querySelector("textarea[data-line-numbers]");
+    if (!jump || !area) {
+      return;
+    }
+    var line = parseInt(jump.dataset.line, 10);
+    var column = parseInt(jump.dataset.column, 10);
+    var lines = area.value.split("\n");
+    var offset = 0;
+    for (var index = 0; index < line - 1 && index < lines.length; index += 1) {
+      offset += lines[index].length + 1;
+    }
+    offset = Math.min(area.value.length, offset + Math.max(0, column - 1));
+    var details = area.closest("details");
+    if (details) {
+      details.open = true;
+    }
+    area.focus();
+    area.setSelectionRange(offset, offset);
+    // Scroll the line into view: its share of the text's height.
+    area.scrollTop = Math.max(0, (area.scrollHeight * (line - 1)) / lines.length - area.clientHeight / 3);
+    numberLines();
+  });
+
+  // Undo and Redo from the keyboard, outside text fields (where the browser's own undo works):
+  // Ctrl+Z (Cmd+Z), Ctrl+Shift+Z or Ctrl+Y.
+  function isTextField(element) {
+    if (!element || !element.matches) {
+      return false;
+    }
+    return element.matches("textarea, select, [contenteditable], input:not([type=button]):not([type=submit]):not([type=radio]):not([type=checkbox]):not([type=hidden])");
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (!(event.ctrlKey || event.metaKey) || event.altKey || isTextField(event.target)) {
+      return;
+    }
+    var key = event.key.toLowerCase();
+    var id = null;
+    if (key === "z") {
+      id = event.shiftKey ? "redo-button" : "undo-button";
+    } else if (key === "y" && !event.shiftKey) {
+      id = "redo-button";
+    }
+    var button = id && document.getElementById(id);
+    if (!button) {
+      return;
+    }
+    event.preventDefault();
+    if (!button.disabled) {
+      button.click();
+    }
+  });
+
+  // Saving… / Saved hh:mm / Not saved — retry: what the person's last change became. Every edit
+  // of the editor is an htmx POST; its answer says whether it was saved.
+  var lastForm = null;
+  function saveState(text, state) {
+    var element = document.getElementById("save-state");
+    if (!element) {
+      return;
+    }
+    element.dataset.state = state;
+    element.textContent = "";
+    element.append(document.createTextNode(text));
+    if (state === "failed" && lastForm) {
+      var retry = document.createElement("button");
+      retry.type = "button";
+      retry.className = "link-button";
+      retry.id = "save-retry";
+      retry.textContent = "retry";
+      retry.addEventListener("click", function () {
+        var form = lastForm;
+        if (form && document.body.contains(form)) {
+          saveState("Saving…", "saving");
+          window.htmx.trigger(form, "submit");
+        }
+      });
+      element.append(" — ", retry);
+    }
+  }
+
+  function isEdit(event) {
+    var config = event.detail.requestConfig || event.detail;
+    return (config.verb || "").toLowerCase() === "post" && document.getElementById("editor");
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (isEdit(event)) {
+      lastForm = event.detail.elt && event.detail.elt.closest ? event.detail.elt.closest("form") : null;
+      saveState("Saving…", "saving");
+    }
+  });
+  // A request that never got an answer (the network, the server gone).
+  document.addEventListener("htmx:sendError", function (event) {
+    if (isEdit(event)) {
+      saveState("Not saved", "failed");
+    }
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!isEdit(event)) {
+      return;
+    }
+    if (event.detail.successful) {
+      // The answer has settled by the time this runs for oob swaps; a stale answer saved nothing.
+      if (document.querySelector("#stale [role=alert], #stale .stale-panel")) {
+        saveState("Not saved: this draft changed elsewhere", "failed-stale");
+        return;
+      }
+      var now = new Date();
+      var time = String(now.getHours()).padStart(2, "0") + ":" + String(now.getMinutes()).padStart(2, "0");
+      saveState("Saved " + time, "saved");
+    } else {
+      saveState("Not saved", "failed");
+    }
+  });
+
+  // For editor-canvas.js (the canvas's keyboard, find and direct manipulation).
+  window.gatehouseEditor = { selectedNode: selectedNode, narrowLabels: narrowLabels };
+
   function enhance() {
     var select = document.querySelector("[data-edge-from]");
     if (select) {
       narrowLabels(select);
     }
+    document.querySelectorAll("[data-json-jump]").forEach(function (button) {
+      button.hidden = false;
+    });
+    numberLines();
     markSelected();
   }
 
+  document.addEventListener(
+    "toggle",
+    function (event) {
+      var json = event.target;
+      if (json.id !== "json" || !json.open || typeof window.htmx === "undefined") {
+        return;
+      }
+      var area = document.getElementById("json-text");
+      if (!document.getElementById("editor") || !area || area.readOnly) {
+        return;
+      }
+      // Read-only until the current text arrives, so nothing is typed into an old one.
+      area.readOnly = true;
+      window.htmx
+        .ajax("GET", window.location.pathname + "?json=1", { target: "#json-text", swap: "outerHTML" })
+        .finally(function () {
+          var now = document.getElementById("json-text");
+          if (now === area) {
+            area.readOnly = false;
+          }
+          numberLines();
+        });
+    },
+    true
+  );
+
   document.addEventListener("DOMContentLoaded", enhance);
   document.addEventListener("htmx:afterSettle", enhance);
+  document.addEventListener("canvas:swapped", enhance);
 })();

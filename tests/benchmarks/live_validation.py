@@ -94,10 +94,12 @@ def run(directory: Path) -> None:
 
     from editor.graph import parse_document
     from editor.graph.dot import dot_source
+    from editor.graph.edits import update_node
     from editor.graph.model import graph_size
     from editor.rendering import render_svg
     from editor.services import documents, editing
-    from editor.services.editing import Editor, node_form_edit, payload_from_form
+    from editor.services.editing import Editor
+    from editor.services.node_form import read_node_form
 
     user = User.objects.create_user("bench", password="bench-password-not-secret")
     user.groups.add(Group.objects.get(name="authors"))
@@ -144,8 +146,10 @@ def run(directory: Path) -> None:
                 if edit >= WARM_UP:
                     round_trips.append(elapsed)
                 revision += 1
-            payload = payload_from_form("gate", {**posted, "name": f"Direct {edit} of {size}"})
-            change = node_form_edit(gate, "gate", gate, payload)
+            read = read_node_form("gate", {**posted, "name": f"Direct {edit} of {size}"})
+
+            def change(value: Any, fields: dict[str, Any] = read.fields, gate: str = gate) -> Any:
+                return update_node(value, gate, fields)
 
             def pipeline_run(change: Any = change, at: int = revision, slug: str = slug) -> Any:
                 result = editing.apply_edit(user, editing.open_draft(user, slug), at, change)

@@ -61,12 +61,13 @@ def test_importing_an_exported_file_links_the_version_already_frozen(
     page.get_by_role("button", name="Import").click()
 
     result = page.locator("#import-result")
-    expect(page.get_by_role("heading", name="Imported “exported.json”")).to_be_visible()
+    # Named after the file, without its extension (the graph's entry node has no name).
+    expect(page.get_by_role("heading", name="Imported “exported”")).to_be_visible()
     expect(result).to_contain_text("✓ valid")
     expect(result).to_contain_text("This graph is already frozen as")
     link = result.get_by_role("link", name=re.compile(r"Original — version 1"))
     expect(link).to_have_attribute("href", re.compile(frozen.graph.removeprefix("sha256:")))
-    imported = documents.read_draft(documents.derive_slug("exported.json"))
+    imported = documents.read_draft(documents.derive_slug("exported"))
     assert imported.text == exported.read_text(encoding="utf-8")
 
 

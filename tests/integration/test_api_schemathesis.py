@@ -38,6 +38,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
+from editor.models import Document, DocumentAlias
 from editor.services import agents, documents, graphs, runs
 from editor.services.demo import DEMO_AGENTS
 from editor.services.tokens import create_token
@@ -107,10 +108,22 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 _turns = itertools.count()
 
 
+def _document_again(slug: str) -> None:
+    """The fuzzed document, made again when a case deleted or renamed it (both are operations
+    of the API), so that the cases after it still name an existing document."""
+    if Document.objects.filter(slug=slug, deleted_at__isnull=True).exists():
+        return
+    DocumentAlias.objects.filter(slug=slug).delete()
+    user = get_user_model().objects.get(username="schemathesis")
+    documents.create_document(user, title="Fuzzed", slug=slug, text=json.dumps(GATED))
+    documents.freeze(user, slug, expected_revision=1)
+
+
 def _name_existing_objects(case: schemathesis.Case, existing: dict[str, str]) -> None:
     """Every other case: the path names existing objects, and If-Match the draft's revision."""
     if next(_turns) % 2:
         return
+    _document_again(existing["slug"])
     for name in list(case.path_parameters or {}):
         if name in existing:
             case.path_parameters[name] = existing[name]

@@ -113,3 +113,25 @@ def test_it_says_when_a_side_is_unknown(reader_client: Client, first: str) -> No
 
 def test_it_answers_404_for_an_unknown_document(reader_client: Client) -> None:
     assert reader_client.get("/graphs/nope/compare/").status_code == 404
+
+
+def test_the_canvas_draws_removed_nodes_and_edges_as_ghosts_and_signs_every_change(
+    reader_client: Client, author: User, first: str
+) -> None:
+    value = gate()
+    value["nodes"] = [n for n in value["nodes"] if n["payload"]["id"] != "archive"]
+    value["edges"] = [e for e in value["edges"] if e["to"] != "archive"]
+    value["nodes"][0]["payload"]["name"] = "Writer"
+    value["nodes"].append({"kind": "tool", "payload": {"id": "notify", "tool": "echo"}})
+    value["edges"].append({"from": "publish", "to": "notify"})
+    set_draft(author, value)
+
+    page = reader_client.get("/graphs/flow/compare/", {"from": first, "to": "draft"})
+    svg = page.content.decode()
+
+    assert "− archive" in svg  # the removed node, still drawn, signed
+    assert "+ notify" in svg
+    assert "~ ⚠ ▶ Writer" in svg or "~ ▶ Writer" in svg
+    assert "− rejected" in svg  # the removed edge keeps its label, signed
+    assert 'stroke-dasharray="5,2"' in svg
+    assert "+ added" in svg and "− removed" in svg

@@ -53,8 +53,30 @@ def test_it_names_a_file_import_after_the_file(author_client: Client) -> None:
     author_client.post("/import/", {"file": upload})
 
     document = Document.objects.get()
-    assert document.title == "flow.json"
+    assert document.title == "flow"
     assert documents.read_draft(document.slug).text == VALID
+
+
+def test_it_names_an_import_after_its_entry_nodes_display_name(author_client: Client) -> None:
+    value = json.loads(VALID)
+    value["nodes"][0]["payload"]["name"] = "Launch announcement"
+    upload = SimpleUploadedFile("broken.json", json.dumps(value).encode())
+
+    author_client.post("/import/", {"file": upload})
+
+    assert Document.objects.get().title == "Launch announcement"
+
+
+def test_a_title_typed_on_the_form_wins(author_client: Client) -> None:
+    author_client.post("/import/", {"text": VALID, "title": "My flow"})
+
+    assert Document.objects.get().slug == "my-flow"
+
+
+def test_the_imported_page_offers_to_rename_it(author_client: Client) -> None:
+    page = author_client.post("/import/", {"text": VALID}).content.decode()
+
+    assert 'action="/graphs/imported-graph/rename/"' in page
 
 
 def test_it_keeps_a_document_that_does_not_parse_and_shows_the_error(

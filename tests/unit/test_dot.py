@@ -69,8 +69,8 @@ def test_entry_nodes_are_bold_and_terminal_nodes_have_a_double_border():
 
 def test_branch_edges_carry_their_labels():
     source = dot_source(templates.approval_gate(HASH))
-    assert re.search(r"-> n\d+ \[label=approved\]", source)
-    assert re.search(r"-> n\d+ \[label=rejected\]", source)
+    assert re.search(r"-> n\d+ \[label=approved id=\"edge-e\d+\"\]", source)
+    assert re.search(r"-> n\d+ \[label=rejected id=\"edge-e\d+\"\]", source)
 
 
 def test_nodes_and_edges_with_errors_are_red_dashed_and_marked():

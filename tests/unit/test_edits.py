@@ -16,7 +16,7 @@ from editor.graph.edits import (
     delete_node,
     format_draft,
     rename_node,
-    set_payload_field,
+    update_node,
 )
 
 HASH = "sha256:" + "a" * 64
@@ -27,7 +27,7 @@ def approval() -> dict:
 
 
 def test_the_draft_is_written_in_wire_order_indented_by_two_spaces():
-    value = set_payload_field(approval(), "review", "name", "Review it")
+    value = update_node(approval(), "review", {"name": "Review it"})
     text = format_draft(value)
     assert text.startswith('{\n  "schema_version": 1,\n  "nodes": [\n')
     review = json.loads(text)["nodes"][1]["payload"]
@@ -93,8 +93,16 @@ def test_edges_are_added_at_the_end_and_deleted_by_position():
 
 
 def test_setting_a_field_to_none_removes_it_and_edits_never_change_their_argument():
-    original = set_payload_field(approval(), "review", "prompt", "Publish?")
+    original = update_node(approval(), "review", {"prompt": "Publish?"})
     before = json.dumps(original)
-    cleared = set_payload_field(original, "review", "prompt", None)
+    cleared = update_node(original, "review", {"prompt": None})
     assert "prompt" not in cleared["nodes"][1]["payload"]
     assert json.dumps(original) == before
+
+
+def test_the_draft_text_is_what_the_standard_library_would_write():
+    value = approval()
+    value["nodes"][0]["payload"]["name"] = "Écrire «le brouillon» \u2028 ok"
+    value["nodes"][1]["payload"]["approval_schema"] = {"type": "object", "maximum": 2.5}
+    normal = wire_value(parse_document(json.dumps(value)))
+    assert format_draft(value) == json.dumps(normal, indent=2, ensure_ascii=False) + "\n"

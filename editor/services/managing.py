@@ -1,0 +1,139 @@
+"""Documents managed: rename (title and slug; the old slug leads to the new one), duplicate,
+archive (hidden from the list, restorable) and delete.
+
+Deleting takes the draft and its history. Frozen versions stay, since a graph is named by its
+content and runs refer to it: a document that has versions keeps its row as a tombstone (marked
+deleted, under a slug of its own, so its old slug is free again), one without is removed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from editor.models import Document, DocumentAlias, Draft, DraftRevision
+from editor.services import documents
+from editor.services.document_rows import (
+    MAX_TITLE_LENGTH,
+    check_slug,
+    check_title,
+    derive_slug,
+    document_row,
+    require_author,
+)
+from editor.services.errors import SlugTaken
+
+__all__ = [
+    "Deleted",
+    "delete_document",
+    "duplicate_document",
+    "update_document",
+    "what_delete_takes",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """What a delete took and what it kept."""
+
+    slug: str
+    revisions: int
+    versions_kept: int
+
+
+def _slug_free(slug: str, document: Document | None = None) -> bool:
+    documents_with_it = Document.objects.filter(slug=slug)
+    aliases = DocumentAlias.objects.filter(slug=slug)
+    if document is not None:
+        documents_with_it = documents_with_it.exclude(pk=document.pk)
+        aliases = aliases.exclude(document=document)
+    return not documents_with_it.exists() and not aliases.exists()
+
+
+def update_document(
+    user: Any,
+    slug: str,
+    *,
+    title: str | None = None,
+    new_slug: str | None = None,
+    archived: bool | None = None,
+) -> documents.DocumentInfo:
+    """Rename (title, slug) and archive or restore a document; the old slug leads to the new."""
+    require_author(user)
+    document = document_row(slug)
+    changes: dict[str, Any] = {}
+    if title is not None:
+        changes["title"] = check_title(title)
+    if new_slug is not None and new_slug != document.slug:
+        check_slug(new_slug)
+        if not _slug_free(new_slug, document):
+            raise SlugTaken(new_slug)
+        changes["slug"] = new_slug
+    if archived is not None:
+        changes["archived_at"] = timezone.now() if archived else None
+    if not changes:
+        return documents.get_document(document.slug)
+    try:
+        with transaction.atomic():
+            if "slug" in changes:
+                DocumentAlias.objects.filter(slug=changes["slug"], document=document).delete()
+                DocumentAlias.objects.create(slug=document.slug, document=document)
+            Document.objects.filter(pk=document.pk).update(updated_at=timezone.now(), **changes)
+    except IntegrityError:
+        raise SlugTaken(changes.get("slug", slug)) from None
+    return documents.get_document(changes.get("slug", document.slug))
+
+
+def duplicate_document(user: Any, slug: str, *, title: str | None = None) -> documents.DocumentInfo:
+    """A new document whose draft is a copy of this one's (its history starts afresh)."""
+    require_author(user)
+    document = document_row(slug)
+    copy_title = check_title(title) if title else f"Copy of {document.title}"[:MAX_TITLE_LENGTH]
+    base = derive_slug(copy_title)
+    summary = f"duplicated from `{document.slug}` (revision {document.draft.revision})"
+    for attempt in range(1, 100):
+        candidate = base if attempt == 1 else f"{base[:60]}-{attempt}"
+        if not _slug_free(candidate):
+            continue
+        try:
+            return documents.create_document(
+                user, title=copy_title, slug=candidate, text=document.draft.text, summary=summary
+            )
+        except SlugTaken:
+            continue
+    raise SlugTaken(base)
+
+
+def delete_document(user: Any, slug: str) -> Deleted:
+    """Delete the draft and its history; frozen versions (and the runs of them) stay."""
+    require_author(user)
+    document = document_row(slug)
+    with transaction.atomic():
+        revisions = DraftRevision.objects.filter(document=document).count()
+        versions = document.versions.count()
+        if versions == 0:
+            document.delete()
+        else:
+            DraftRevision.objects.filter(document=document).delete()
+            Draft.objects.filter(document=document).delete()
+            DocumentAlias.objects.filter(document=document).delete()
+            tombstone = f"deleted-{document.pk}-{secrets.token_hex(4)}"[:64]
+            Document.objects.filter(pk=document.pk).update(
+                slug=tombstone,
+                title=f"{document.title} (deleted)"[:MAX_TITLE_LENGTH],
+                deleted_at=timezone.now(),
+            )
+    return Deleted(slug=slug, revisions=revisions, versions_kept=versions)
+
+
+def what_delete_takes(slug: str) -> dict[str, int]:
+    """For the question Delete asks: how many revisions go and how many versions stay."""
+    document = document_row(slug)
+    return {
+        "revisions": DraftRevision.objects.filter(document=document).count(),
+        "versions": document.versions.count(),
+    }

@@ -1,0 +1,437 @@
+"""The editor's node form, in one place: which fields it shows, how a post is read back, and
+which field each validation error belongs beside.
+
+The fields of each kind, their order, their types and whether they are required come from the
+graph model's field table (:data:`editor.graph.model.PAYLOAD_FIELDS`), so the form cannot drift
+from the document format. This module adds only what a person needs on top: a label, a line of
+help, and the control to use. Every control is named by its *key*, which is also the name it is
+posted under and the key its errors are filed under (``case-0-name`` everywhere: the control,
+its ``f-``/``fe-`` ids in the page, the error map and the field held back from a save).
+
+Reading a post never raises: the fields that could be read are returned as payload updates, the
+ones that could not (text that is not JSON, a count that is not a whole number, …) as problems,
+each with the text the person typed, so the editor can save the rest and hold those back
+(:mod:`editor.services.editing`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from editor.graph import JsonError, read_json
+from editor.graph.model import PAYLOAD_FIELDS, FieldSpec
+from editor.services.numbers import InvalidNumber, strict_int
+
+__all__ = [
+    "CASE_PARTS",
+    "AgentChoice",
+    "FormField",
+    "FormRead",
+    "field_key_of_error",
+    "form_fields",
+    "node_form",
+    "read_node_form",
+    "whole_number",
+]
+
+#: The largest value of a ``u32`` field (spec 01).
+U32_MAX = 4294967295
+#: The controls of one branch case, posted as ``case-<i>-<part>``.
+CASE_PARTS = ("name", "kind", "value")
+
+#: What a person reads beside each field: label and help. The field table says the rest.
+_LABELS: dict[str, tuple[str, str]] = {
+    "id": ("Id", "The node's name in edges and bodies; unique in its graph."),
+    "name": ("Display name", "Optional; the canvas shows the id when it is empty."),
+    "agent_hash": ("Agent", ""),
+    "tool": ("Tool", "A tool registered on this installation."),
+    "input": (
+        "Input mapping",
+        'A JSON object: input name → reference path, e.g. {"text": "draft"}. Optional.',
+    ),
+    "input_schema": ("Input schema", "JSON Schema of what this node takes; optional."),
+    "output_schema": ("Output schema", "JSON Schema of what this node gives; optional."),
+    "prompt": ("Prompt", "Optional: shown to the approver in the inbox."),
+    "approval_schema": (
+        "Approval schema",
+        'Required: the JSON Schema of the approver\'s form; {"type": "object"} for a plain one.',
+    ),
+    "on": ("On", "Optional: the reference path the cases look at."),
+    "cases": ("Cases", "The first case whose condition holds is taken."),
+    "over": ("Over", "The reference path of the list to map over."),
+    "concurrency": ("Concurrency", "How many items run at once: at least 1."),
+    "body": ("Body", "What runs for each item or pass: a node of this graph, or a subgraph."),
+    "max_iterations": ("Max iterations", "The most passes the loop may run: at least 1."),
+    "stop_when": ("Stop when", "A condition; the loop stops when it holds."),
+    "join": ("Join", "How the passes become one value."),
+    "accumulator_schema": ("Accumulator schema", "JSON Schema of the accumulated value; optional."),
+}
+#: Fields shown as a multi-line text box rather than one line.
+_LONG_TEXT = {"prompt"}
+#: Controls by the field table's type; some fields get a control of their own.
+_WIDGET_OF_TYPE = {
+    "string": "text",
+    "u32": "number",
+    "json": "json",
+    "string_map": "json",
+    "cases": "cases",
+    "body": "body",
+    "join": "join",
+}
+_WIDGET_OF_NAME = {"agent_hash": "agent", "tool": "tool", "prompt": "textarea"}
+
+
+@dataclass(frozen=True, slots=True)
+class FormField:
+    """One field of a node form: its key, label, help, control and the table's rules."""
+
+    key: str
+    label: str
+    help: str
+    widget: str
+    required: bool
+    spec: FieldSpec
+
+
+def form_fields(kind: str) -> list[FormField]:
+    """The fields of a ``kind`` node's form, in wire order, ``id`` first."""
+    fields = []
+    for spec in PAYLOAD_FIELDS[kind]:
+        label, help_text = _LABELS.get(spec.name, (spec.name, spec.description))
+        if spec.name == "agent_hash" and kind == "branch":
+            label = "Agent (for model decisions)"
+        widget = _WIDGET_OF_NAME.get(spec.name, _WIDGET_OF_TYPE[spec.type])
+        fields.append(FormField(spec.name, label, help_text, widget, spec.required, spec))
+    return fields
+
+
+@dataclass
+class FormRead:
+    """A node form read back: the payload updates that could be read (``None`` unsets a
+    field), and, by key, the fields that could not, with why and the text as typed."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    typed: dict[str, str] = field(default_factory=dict)
+
+    def refuse(self, key: str, message: str, typed: str) -> None:
+        self.problems[key] = message
+        self.typed[key] = typed
+
+
+def whole_number(text: str, *, minimum: int = 0, maximum: int = U32_MAX) -> int | None:
+    """``text`` (spaces around it ignored) as a whole number of ASCII digits from ``minimum``
+    to ``maximum``, else ``None``: :func:`editor.services.numbers.strict_int`, for fields that
+    show their own message."""
+    try:
+        return strict_int(text.strip(), "number", minimum=minimum, maximum=maximum)
+    except InvalidNumber:
+        return None
+
+
+def read_node_form(
+    kind: str,
+    data: Mapping[str, str],
+    *,
+    agent_by_name: Callable[[str], str | None] | None = None,
+) -> FormRead:
+    """Read a posted node form of ``kind`` (without ``id``, which the editor renames by).
+
+    ``agent_by_name`` turns a stored agent definition's name into its hash, so the agent field
+    takes a name as well as a hash.
+    """
+    read = FormRead()
+    for form_field in form_fields(kind):
+        name, spec = form_field.key, form_field.spec
+        if name == "id":
+            continue
+        raw = str(data.get(name, ""))
+        if spec.type == "string":
+            value: Any = raw
+            if spec.name == "agent_hash":
+                value = _agent(raw, agent_by_name)
+            if spec.optional and not value.strip():
+                value = None
+            read.fields[name] = value
+        elif spec.type == "u32":
+            number = whole_number(raw)
+            if number is None:
+                read.refuse(name, "needs a whole number from 0 to 4294967295", raw)
+            else:
+                read.fields[name] = number
+        elif spec.type in ("json", "string_map"):
+            _read_json(read, name, raw, required=spec.required, string_map=spec.type != "json")
+        elif spec.type == "cases":
+            read.fields[name] = _cases(data)
+        elif spec.type == "body":
+            _read_body(read, data)
+        elif spec.type == "join":
+            _read_join(read, data)
+    return read
+
+
+def _agent(raw: str, agent_by_name: Callable[[str], str | None] | None) -> str:
+    text = raw.strip()
+    if text and not text.startswith("sha256:") and agent_by_name is not None:
+        found = agent_by_name(text)
+        if found is not None:
+            return found
+    return raw
+
+
+def _read_json(read: FormRead, name: str, raw: str, *, required: bool, string_map: bool) -> None:
+    if not raw.strip():
+        if required:
+            read.refuse(
+                name, 'is required: a JSON Schema, {"type": "object"} for a plain form', raw
+            )
+        else:
+            read.fields[name] = None
+        return
+    try:
+        value = read_json(raw)
+    except JsonError as error:
+        read.refuse(name, _json_problem(error), raw)
+        return
+    if string_map:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            read.refuse(name, "needs a JSON object mapping input names to reference paths", raw)
+            return
+        value = value or None
+    read.fields[name] = value
+
+
+_JSON_AT = re.compile(r"invalid JSON: (?P<what>.+) at line (?P<line>\d+) column (?P<column>\d+)")
+
+
+def _json_problem(error: JsonError) -> str:
+    """Why typed text is not JSON, said for a person: where, and what was expected."""
+    found = _JSON_AT.search(str(error))
+    if found is None:
+        return f"is not valid JSON: {error}"
+    return (
+        f"is not valid JSON: at line {found['line']}, column {found['column']}, "
+        f"{found['what'][0].lower()}{found['what'][1:]} (check for a missing quote, comma or "
+        "closing bracket)"
+    )
+
+
+def _cases(data: Mapping[str, str]) -> list[dict[str, Any]]:
+    count = whole_number(str(data.get("case_count", "0")), maximum=10_000) or 0
+    remove = data.get("remove_case")
+    cases = []
+    for index in range(count):
+        if remove is not None and remove == str(index):
+            continue
+        name = str(data.get(f"case-{index}-name", ""))
+        if data.get(f"case-{index}-kind") == "model_decision":
+            when: dict[str, Any] = {"kind": "model_decision"}
+        else:
+            when = {"kind": "expression", "value": str(data.get(f"case-{index}-value", ""))}
+        cases.append({"name": name, "when": when})
+    if data.get("add_case") is not None:
+        names = {case["name"] for case in cases}
+        number = len(cases) + 1
+        while f"case{number}" in names:
+            number += 1
+        cases.append({"name": f"case{number}", "when": {"kind": "expression", "value": "true"}})
+    return cases
+
+
+def _read_body(read: FormRead, data: Mapping[str, str]) -> None:
+    if data.get("body_kind") != "subgraph":
+        read.fields["body"] = {"kind": "node", "value": str(data.get("body_node", ""))}
+        return
+    raw = str(data.get("body_subgraph", ""))
+    try:
+        graph = read_json(raw)
+    except JsonError as error:
+        read.refuse("body", _json_problem(error), raw)
+        return
+    if not isinstance(graph, dict):
+        read.refuse("body", "needs a graph document: a JSON object", raw)
+        return
+    read.fields["body"] = {"kind": "subgraph", "value": graph}
+
+
+def _read_join(read: FormRead, data: Mapping[str, str]) -> None:
+    join_kind = data.get("join_kind", "last")
+    if join_kind == "best_by":
+        read.fields["join"] = {"kind": "best_by", "value": str(data.get("join_value", ""))}
+    elif join_kind in ("last", "all"):
+        read.fields["join"] = {"kind": join_kind}
+    else:
+        read.refuse("join", "needs one of best by, last or all", str(join_kind))
+
+
+#: Which field each validation error is about, when its code names one.
+_FIELD_OF_CODE = {
+    "duplicate_node_id": "id",
+    "dangling_map_body": "body",
+    "dangling_fold_body": "body",
+    "malformed_agent_hash": "agent_hash",
+    "non_positive_concurrency": "concurrency",
+    "approval_schema_not_object": "approval_schema",
+    "non_positive_max_iterations": "max_iterations",
+    "blank_node_name": "name",
+    "node_name_too_long": "name",
+    "node_id_too_long": "id",
+    "invalid_fold_stop_expression": "stop_when",
+    "invalid_fold_join_reference": "join",
+    "branch_without_cases": "cases",
+    "duplicate_branch_case": "cases",
+    "unknown_tool": "tool",
+    "tool_disabled": "tool",
+    "unknown_agent": "agent_hash",
+    "unknown_agent_tool": "agent_hash",
+    "provider_unavailable": "agent_hash",
+}
+
+
+def field_key_of_error(error: Mapping[str, Any], node: Mapping[str, Any] | None) -> str:
+    """The key of the field an error belongs beside (``""``: the node's form as a whole)."""
+    code = error.get("code")
+    if code in _FIELD_OF_CODE:
+        return _FIELD_OF_CODE[str(code)]
+    if "field" in error:
+        name = str(error["field"])
+        return "input" if name.startswith("input.") else name
+    if "case" in error and node is not None:
+        for index, case in enumerate(node["payload"].get("cases", ())):
+            if case.get("name") == error["case"]:
+                part = "value"
+                if code == "model_decision_without_agent":
+                    part = "kind"
+                elif code == "branch_case_without_edge":
+                    part = "name"
+                return f"case-{index}-{part}"
+    return ""
+
+
+# --- What the page shows -------------------------------------------------------------------------
+
+
+def _pretty(value: Any) -> str:
+    return "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _shown(payload: Mapping[str, Any], form_field: FormField) -> str:
+    """The stored value of a field as its control shows it."""
+    stored = payload.get(form_field.key)
+    if form_field.spec.type in ("json", "string_map"):
+        return _pretty(stored or None) if form_field.key == "input" else _pretty(stored)
+    return "" if stored is None else str(stored)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentChoice:
+    """A stored agent definition the agent field offers: its hash and its name."""
+
+    agent: str
+    name: str | None
+
+
+def node_form(
+    node: Mapping[str, Any],
+    *,
+    token: str,
+    level: tuple[str, ...] = (),
+    errors: Mapping[str, list[str]] | None = None,
+    typed: Mapping[str, str] | None = None,
+    other_ids: list[str] | None = None,
+    agents: Callable[[], list[AgentChoice]] | None = None,
+    tools: Callable[[], list[str]] | None = None,
+) -> dict[str, Any]:
+    """What the node form of ``node`` (a wire node) shows: each field's control, value and
+    errors (``errors`` by key); ``typed`` holds text the person typed that was not saved, shown
+    in place of the stored value."""
+    payload = node["payload"]
+    errors = errors or {}
+    typed = typed or {}
+    fields = []
+    for form_field in form_fields(node["kind"]):
+        key = form_field.key
+        value = typed[key] if key in typed else _shown(payload, form_field)
+        entry: dict[str, Any] = {
+            "key": key,
+            "label": form_field.label,
+            "help": form_field.help,
+            "widget": form_field.widget,
+            "required": form_field.required,
+            "value": value,
+            "errors": errors.get(key, []),
+        }
+        if form_field.widget == "tool":
+            names = tools() if tools is not None else []
+            entry["options"] = names
+            entry["unknown"] = bool(value) and value not in names
+        elif form_field.widget == "agent":
+            entry.update(_agent_entry(value, agents() if agents is not None else []))
+        fields.append(entry)
+    cases = []
+    for index, case in enumerate(payload.get("cases", ())):
+        when = case.get("when") or {}
+        keys = {part: f"case-{index}-{part}" for part in CASE_PARTS}
+        cases.append(
+            {
+                "index": index,
+                "number": index + 1,
+                "name": typed.get(keys["name"], case.get("name", "")),
+                "kind": when.get("kind", "expression"),
+                "value": typed.get(keys["value"], when.get("value", "")),
+                "keys": keys,
+                "errors": {part: errors.get(keys[part], []) for part in CASE_PARTS},
+            }
+        )
+    body = payload.get("body") or {}
+    join = payload.get("join") or {}
+    body_subgraph = _pretty(body.get("value")) if body.get("kind") == "subgraph" else ""
+    body_kind = body.get("kind", "node")
+    if "body" in typed:
+        body_kind, body_subgraph = "subgraph", typed["body"]
+    keys = [f.key for f in form_fields(node["kind"])]
+    for case in cases:
+        keys += case["keys"].values()
+    return {
+        "id": payload["id"],
+        "token": token,
+        "kind": node["kind"],
+        "level": list(level),
+        "fields": fields,
+        "general_errors": errors.get("", []),
+        "oob_errors": [(key or "node", errors.get(key, [])) for key in [*keys, ""]],
+        "cases": cases,
+        "body_kind": body_kind,
+        "body_node": body.get("value", "") if body.get("kind") == "node" else "",
+        "body_subgraph": body_subgraph,
+        "join_kind": join.get("kind", "last"),
+        "join_value": join.get("value", ""),
+        "other_ids": [other for other in (other_ids or []) if other != payload["id"]],
+        "payload_json": _pretty(payload),
+    }
+
+
+def _agent_entry(value: str, choices: list[AgentChoice]) -> dict[str, Any]:
+    """The agent field shows a stored agent by its name (when no other has it) and says both
+    its name and its hash."""
+    by_hash = {choice.agent: choice for choice in choices}
+    names: dict[str, int] = {}
+    for choice in choices:
+        if choice.name:
+            names[choice.name] = names.get(choice.name, 0) + 1
+    chosen = by_hash.get(value.strip())
+    shown = value
+    if chosen is not None and chosen.name and names[chosen.name] == 1:
+        shown = chosen.name
+    return {
+        "value": shown,
+        "choices": [
+            {"value": c.name if c.name and names[c.name] == 1 else c.agent, "choice": c}
+            for c in choices
+        ],
+        "chosen": chosen,
+    }

@@ -1,0 +1,64 @@
+"""The draft's history in the editor: **Undo**, **Redo**, the **History** panel and restoring
+a revision from it. Each is a new revision (restoring too), so nothing is ever lost."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from editor.services import documents, editing, node_form
+from editor.services.editing import Draft
+from editor.services.errors import InvalidRequest, UnknownDocument
+from editor.services.paging import MAX_LIMIT
+from editor.views.editor import answer, guarded, open_draft, revision_of
+
+__all__ = ["history_panel", "redo", "restore", "undo"]
+
+
+def _step(request: HttpRequest, draft: Draft, how: str, number: int | None = None) -> HttpResponse:
+    try:
+        result = editing.step_history(request.user, draft, revision_of(request), how, number)
+    except InvalidRequest as error:
+        return answer(request, editing.editor_of(draft), None, history_error=str(error))
+    selected = request.POST.get("selected") or None
+    notice = {"undo": "Undone.", "redo": "Redone."}.get(how, f"Restored revision {number}.")
+    return answer(request, result, selected, undo_notice=notice)
+
+
+@guarded
+def undo(request: HttpRequest, draft: Draft) -> HttpResponse:
+    """**Undo**: the draft as it was before the last change."""
+    return _step(request, draft, "undo")
+
+
+@guarded
+def redo(request: HttpRequest, draft: Draft) -> HttpResponse:
+    """**Redo**: the change last undone, again."""
+    return _step(request, draft, "redo")
+
+
+@guarded
+def restore(request: HttpRequest, draft: Draft) -> HttpResponse:
+    """Restore one revision of the **History** (as a new revision)."""
+    number = node_form.whole_number(request.POST.get("number", ""), minimum=1)
+    if number is None:
+        return answer(
+            request, editing.editor_of(draft), None, history_error="Choose a revision to restore."
+        )
+    return _step(request, draft, "restore", number)
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def history_panel(request: HttpRequest, slug: str) -> HttpResponse:
+    """The **History** panel: the draft's revisions, newest first, each restorable."""
+    draft = open_draft(request, slug)
+    try:
+        page = documents.list_revisions(draft.slug, limit=MAX_LIMIT)
+    except UnknownDocument:
+        raise Http404("No such graph.") from None
+    context = {"draft": draft, "revisions": page.items, "more": page.next is not None}
+    template = "editor/history.html#panel" if request.htmx else "editor/history.html"
+    return render(request, template, context)
