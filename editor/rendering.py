@@ -43,6 +43,7 @@ BUSY = (
 )
 _PROLOGUE = re.compile(r"\A(?:<\?xml[^>]*\?>|<!DOCTYPE[^>]*>|<!--.*?-->|\s)+", re.DOTALL)
 _CACHE_PREFIX = "canvas:"
+_LAYOUT_PREFIX = "layout:"
 #: The cache value of a layout that ran out of time: this marker, then the message.
 _TIMED_OUT = "timed-out"
 
@@ -150,10 +151,16 @@ def lay_out(source: str, *, nodes: int, edges: int) -> dict[str, Any] | str:
     problem = _too_large(nodes, edges)
     if problem is not None:
         return problem
+    key = _LAYOUT_PREFIX + hashlib.sha256(source.encode("utf-8")).hexdigest()
+    timed_out = _cached(key)  # only time-outs are kept: a layout is kept with its draft
+    if timed_out is not None and timed_out.problem is not None:
+        return timed_out.problem
     try:
         with _slot():
             output = _run(["dot", "-Tjson0"], source, nodes=nodes, edges=edges)
     except _Refused as refused:
+        if refused.timed_out:  # remembered, so the next view costs nothing
+            caches["default"].set(key, (_TIMED_OUT, refused.message), None)
         return refused.message
     laid = json.loads(output)
     layout: dict[str, Any] = {"bb": laid.get("bb", ""), "nodes": {}, "edges": {}, "clusters": {}}

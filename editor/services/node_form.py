@@ -123,6 +123,10 @@ class FormRead:
         self.typed[key] = typed
 
 
+#: The most cases a branch's form posts (the form says how many it holds in ``case_count``).
+_MAX_CASES = 10_000
+
+
 def whole_number(text: str, *, minimum: int = 0, maximum: int = U32_MAX) -> int | None:
     """``text`` (spaces around it ignored) as a whole number of ASCII digits from ``minimum``
     to ``maximum``, else ``None``: :func:`editor.services.numbers.strict_int`, for fields that
@@ -166,7 +170,13 @@ def read_node_form(
         elif spec.type in ("json", "string_map"):
             _read_json(read, name, raw, required=spec.required, string_map=spec.type != "json")
         elif spec.type == "cases":
-            read.fields[name] = _cases(data)
+            raw_count = str(data.get("case_count", "0"))
+            count = whole_number(raw_count, maximum=_MAX_CASES)
+            if count is None:
+                message = f"the form's case_count must be a whole number from 0 to {_MAX_CASES}"
+                read.refuse(name, message, raw_count)
+            else:
+                read.fields[name] = _cases(data, count)
         elif spec.type == "body":
             _read_body(read, data)
         elif spec.type == "join":
@@ -220,8 +230,7 @@ def _json_problem(error: JsonError) -> str:
     )
 
 
-def _cases(data: Mapping[str, str]) -> list[dict[str, Any]]:
-    count = whole_number(str(data.get("case_count", "0")), maximum=10_000) or 0
+def _cases(data: Mapping[str, str], count: int) -> list[dict[str, Any]]:
     remove = data.get("remove_case")
     cases = []
     for index in range(count):

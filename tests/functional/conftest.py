@@ -257,11 +257,18 @@ def shared_database(live_server: Any) -> Iterator[BaseDatabaseWrapper]:
     # Sharing stays allowed afterwards: request threads of connections the browser kept alive
     # close their (this) connection when they end, which may be after this fixture.
     shared.inc_thread_sharing()
+    before = override.get("default")
     override["default"] = shared
     try:
         yield shared
     finally:
-        override.pop("default", None)
+        # Put back what the live server shares (for the in-memory database, this same
+        # connection): a request thread still serving an earlier page's stream must keep
+        # reading through it, not open a connection of its own that locks the tables.
+        if before is None:
+            override.pop("default", None)
+        else:
+            override["default"] = before
         with shared.cursor() as cursor:
             cursor.execute("PRAGMA read_uncommitted = false")
 

@@ -35,7 +35,10 @@ sys.stdin.buffer.read()
 deadline = time.monotonic() + {BOUND}
 while not (state / "release").exists() and time.monotonic() < deadline:
     time.sleep(0.005)
-sys.stdout.write('<svg xmlns="http://www.w3.org/2000/svg"><text>drawn</text></svg>')
+if "-Tjson0" in sys.argv:  # the editor's first layout: where everything goes (nothing here)
+    sys.stdout.write('{{"bb": "0,0,10,10", "objects": [], "edges": []}}')
+else:
+    sys.stdout.write('<svg xmlns="http://www.w3.org/2000/svg"><text>drawn</text></svg>')
 """
 
 
@@ -173,3 +176,20 @@ def test_a_layout_that_timed_out_is_remembered_as_too_large_with_its_size(
     assert first.problem == expected and not first.drawn
     assert second.problem == expected and not second.drawn
     assert fake_dot.started == 1  # the second view cost no layout
+
+
+def test_an_editor_layout_that_timed_out_is_remembered_too(
+    fake_dot: FakeDot, settings: Settings
+) -> None:
+    settings.GATEHOUSE_GRAPHVIZ_TIMEOUT = 0.2  # the fake dot never finishes on its own
+
+    first = rendering.lay_out("digraph { a -> b -> c }", nodes=3, edges=2)
+    second = rendering.lay_out("digraph { a -> b -> c }", nodes=3, edges=2)
+
+    expected = (
+        "This graph is too large to draw here: laying out its 3 nodes and 2 edges "
+        "took longer than 0.2 s."
+    )
+    assert first == expected
+    assert second == expected
+    assert fake_dot.started == 1  # the second open cost no layout

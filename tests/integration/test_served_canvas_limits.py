@@ -55,8 +55,10 @@ def free_port() -> int:
 def fake_dot(tmp_path: Path) -> Iterator[FakeDot]:
     binaries = tmp_path / "bin"
     binaries.mkdir()
-    (binaries / "dot").write_text(FAKE_DOT)
-    (binaries / "dot").chmod(0o755)
+    # The editor lays a draft out with dot, then draws it at those places with neato -n2.
+    for program in ("dot", "neato"):
+        (binaries / program).write_text(FAKE_DOT)
+        (binaries / program).chmod(0o755)
     state = tmp_path / "dot-state"
     state.mkdir()
     fake = FakeDot(state)
