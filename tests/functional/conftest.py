@@ -29,6 +29,7 @@ from playwright.sync_api import (
     ConsoleMessage,
     Page,
     Playwright,
+    expect,
     sync_playwright,
 )
 
@@ -197,6 +198,9 @@ def context(
 ) -> BrowserContext:
     context = new_context()
     context.set_default_timeout(10_000)
+    # The same bound for expect(): a 2-core machine running the whole suite may take more than
+    # its 5 s default for a round trip that draws a canvas.
+    expect.set_options(timeout=10_000)
     context.add_init_script(_WATCH_PAGE)
     # Chromium asks for /favicon.ico on its own; the app has no icon, and a 404 the page never
     # asked for is not an error of the page.
