@@ -33,7 +33,6 @@ from editor.engine.errors import (
 from editor.engine.ports import Envelope, RunRecord
 from editor.engine.states import RunState
 from editor.engine.status import run_status
-from editor.engine.summary import pending_call
 
 __all__ = ["ForkPlan", "fork_events", "fork_origin", "plan_fork"]
 
@@ -138,7 +137,11 @@ def plan_fork(record: RunRecord, from_node: str, acknowledged: Iterable[int] = (
     status = run_status(events)
     state = str(status["state"])
     if state == RunState.NEEDS_RECONCILIATION.value:
-        raise OriginNeedsReconciliation(record.run_id, pending_call(events))
+        intent = next(
+            (item for item in status.get("pending", ()) if item["kind"] == "reconciliation"),
+            None,
+        )
+        raise OriginNeedsReconciliation(record.run_id, intent)
     if state in _MOVING:
         raise OriginMoving(record.run_id, state)
     boundary = _entry_seq(events, from_node)

@@ -5,8 +5,10 @@ shape of its own; branch edges carry their labels; entry nodes are drawn bold
 and marked ``▶``, terminal nodes with a double border; nodes and edges with
 errors are red **and** dashed, with ``⚠`` in the label. On a run's page each
 node reached is filled by its state (:data:`RUN_STATES`) and says the state in
-words too. A map's or fold's body node hangs beside its owner on a dashed
-``body`` edge; an embedded subgraph is drawn as a cluster.
+words too (:class:`RunMarks`: at every level, body nodes and subgraphs included, with
+a note such as how many items ran); the edges the run walked are drawn bold and
+thick. A map's or fold's body node hangs beside its owner on a dashed ``body``
+edge; an embedded subgraph is drawn as a cluster.
 
 Every user string goes through :func:`graphviz.escape`, so a name such as
 ``<b>x</b>`` is text, never an HTML-like label, and backslashes are literal.
@@ -24,7 +26,7 @@ import graphviz
 
 from editor.graph.model import Graph, Node, NodeBody, SubgraphBody
 
-__all__ = ["KIND_SHAPES", "RUN_STATES", "Problems", "dot_source"]
+__all__ = ["KIND_SHAPES", "RUN_STATES", "Problems", "RunMarks", "dot_source"]
 
 #: Kind → (shape, extra style). Distinct by outline, not by colour alone.
 KIND_SHAPES: dict[str, tuple[str, str]] = {
@@ -49,7 +51,21 @@ RUN_STATES: dict[str, tuple[str, str, str, str]] = {
     "stopped": ("■ ", "#e5e7eb", "", BODY_COLOUR),
 }
 
+#: An edge the run walked: thicker, bold, in the accent colour (width tells it apart too).
+WALKED_COLOUR = "#1d4ed8"
+
 Level = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunMarks:
+    """A run drawn on its graph: each reached node's state (a key of :data:`RUN_STATES`) and
+    an optional note (``×3``, ``case approved``) by ``(level, id)``, and the edges walked as
+    ``(level, source, target, label)``."""
+
+    states: dict[tuple[Level, str], str] = field(default_factory=dict)
+    notes: dict[tuple[Level, str], str] = field(default_factory=dict)
+    walked: frozenset[tuple[Level, str, str, str | None]] = frozenset()
 
 
 @dataclass
@@ -84,7 +100,9 @@ class Problems:
         return problems
 
 
-def _label(node: Node, *, entry: bool, broken: bool, state: str | None = None) -> str:
+def _label(
+    node: Node, *, entry: bool, broken: bool, state: str | None = None, note: str | None = None
+) -> str:
     """Two lines: marks and the display name (or id), then the kind (and the run state).
 
     The user's text is escaped on its own and joined with DOT's ``\\n`` line
@@ -97,6 +115,8 @@ def _label(node: Node, *, entry: bool, broken: bool, state: str | None = None) -
     if state is not None:
         marks = RUN_STATES[state][0] + marks
         second = f"{node.kind} · {state}"
+        if note:
+            second = f"{second} · {note}"
     return graphviz.nohtml(f"{graphviz.escape(marks + title)}\\n{graphviz.escape(second)}")
 
 
@@ -107,11 +127,15 @@ class _Writer:
         node_url: Callable[[Level, str], str | None] | None,
         highlight: dict[tuple[Level, str], str],
         states: dict[str, str] | None = None,
+        marks: RunMarks | None = None,
     ) -> None:
         self.problems = problems
         self.node_url = node_url
         self.highlight = highlight
-        self.states = states or {}
+        if marks is None:
+            # Top-level states alone (the projection lists those).
+            marks = RunMarks(states={((), node): state for node, state in (states or {}).items()})
+        self.marks = marks
         self.counter = 0
 
     def new_id(self) -> str:
@@ -160,8 +184,7 @@ class _Writer:
             if fill:
                 attributes["style"] = ",".join([*styles, "filled"])
                 attributes["fillcolor"] = fill
-            # Run states are drawn on top-level nodes only: the projection lists those.
-            state = self.states.get(node.id) if not level else None
+            state = self.marks.states.get((level, node.id))
             if state is not None:
                 _, state_fill, state_style, outline = RUN_STATES[state]
                 attributes["style"] = ",".join(
@@ -175,7 +198,8 @@ class _Writer:
             if url:
                 attributes["URL"] = graphviz.escape(url)
                 attributes["target"] = "_top"
-            label = _label(node, entry=entry, broken=broken, state=state)
+            note = self.marks.notes.get((level, node.id)) if state is not None else None
+            label = _label(node, entry=entry, broken=broken, state=state, note=note)
             dot.node(dot_id, label, **attributes)
         for edge in graph.edges:
             if edge.source not in ids or edge.target not in ids:
@@ -183,6 +207,12 @@ class _Writer:
             attributes = {}
             if edge.label is not None:
                 attributes["label"] = graphviz.escape(edge.label)
+            if (level, edge.source, edge.target, edge.label) in self.marks.walked:
+                attributes.update(
+                    color=WALKED_COLOUR, fontcolor=WALKED_COLOUR, style="bold", penwidth="2.5"
+                )
+                attributes["class"] = "walked"
+                attributes["tooltip"] = "the run went this way"
             if (level, edge.source, edge.target) in self.problems.edges:
                 attributes.update(color=ERROR_COLOUR, fontcolor=ERROR_COLOUR, style="dashed")
             dot.edge(ids[edge.source], ids[edge.target], **attributes)
@@ -235,13 +265,15 @@ def dot_source(
     node_url: Callable[[Level, str], str | None] | None = None,
     highlight: dict[tuple[Level, str], str] | None = None,
     states: dict[str, str] | None = None,
+    marks: RunMarks | None = None,
 ) -> str:
     """The DOT source of ``graph`` with ``errors`` marked.
 
     ``node_url(level, id)`` gives each node's link (``level`` is the chain of
     subgraph owners, empty at the top); ``highlight`` fills chosen nodes with a
     colour (the compare view uses it); ``states`` maps top-level node ids to a
-    key of :data:`RUN_STATES` (the run page uses it).
+    key of :data:`RUN_STATES`, and ``marks`` (which wins) draws a run at every
+    level with the edges it walked (the run page uses it).
     """
     dot = graphviz.Digraph(
         "graph",
@@ -256,5 +288,6 @@ def dot_source(
         node_attr={"fontname": "sans-serif", "fontsize": "11", "margin": "0.15,0.06"},
         edge_attr={"fontname": "sans-serif", "fontsize": "10"},
     )
-    _Writer(Problems.from_errors(errors), node_url, highlight or {}, states).level(dot, graph, ())
+    writer = _Writer(Problems.from_errors(errors), node_url, highlight or {}, states, marks)
+    writer.level(dot, graph, ())
     return dot.source

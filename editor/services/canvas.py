@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from editor.graph import Graph
-from editor.graph.dot import dot_source
+from editor.graph.dot import RunMarks, dot_source
 from editor.graph.model import graph_size
 from editor.rendering import Canvas, render_svg
 
@@ -54,11 +54,15 @@ def canvas_source(
     node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
     highlight: dict[tuple[tuple[str, ...], str], str] | None = None,
     states: dict[str, str] | None = None,
+    marks: RunMarks | None = None,
 ) -> CanvasSource:
     """The DOT source of ``graph`` with ``errors`` marked; nodes link where ``node_url`` says;
-    ``states`` colours and labels top-level nodes by their state in a run."""
+    ``states`` colours and labels top-level nodes by their state in a run, ``marks`` every
+    node a run reached and the edges it walked."""
     nodes, edges = graph_size(graph)
-    source = dot_source(graph, errors=errors, node_url=node_url, highlight=highlight, states=states)
+    source = dot_source(
+        graph, errors=errors, node_url=node_url, highlight=highlight, states=states, marks=marks
+    )
     key = hashlib.sha256(source.encode("utf-8")).hexdigest()[:32]
     return CanvasSource(source, nodes, edges, key)
 
@@ -78,8 +82,16 @@ def draw(
     node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
     highlight: dict[tuple[tuple[str, ...], str], str] | None = None,
     states: dict[str, str] | None = None,
+    marks: RunMarks | None = None,
 ) -> DrawnCanvas:
     """Draw ``graph`` with ``errors`` marked; nodes link where ``node_url`` says."""
     return render(
-        canvas_source(graph, errors=errors, node_url=node_url, highlight=highlight, states=states)
+        canvas_source(
+            graph,
+            errors=errors,
+            node_url=node_url,
+            highlight=highlight,
+            states=states,
+            marks=marks,
+        )
     )
