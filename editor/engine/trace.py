@@ -112,6 +112,10 @@ class RunTrace:
     marks: dict[tuple[Level, str], NodeMark] = field(default_factory=dict)
     walked: set[tuple[Level, str, str, str | None]] = field(default_factory=set)
     failed: tuple[Level, str] | None = None
+    #: Where the run failed: the scope (``((owner, index), …)``) and the node.
+    failed_at: tuple[Scope, str] | None = None
+    #: The nodes entered at the top of the graph (the points a fork may start from).
+    entered: set[str] = field(default_factory=set)
 
 
 _ENDED = frozenset({"completed", "failed", "abandoned"})
@@ -175,14 +179,15 @@ def _failed_chain(failure: Any) -> Iterator[tuple[Scope, str]]:
         yield scope[:depth], scope[depth][0]
 
 
-def run_trace(graph: Graph, events: Iterable[Envelope], run_state: str) -> RunTrace:
-    """The trace of a run of ``graph`` in ``run_state`` from its log (or from envelopes whose
-    payloads keep only ``node``, ``scope``, ``case``, and ``RunFailed``'s fields)."""
+def run_trace(graph: Graph | Levels, events: Iterable[Envelope], run_state: str) -> RunTrace:
+    """The trace of a run of ``graph`` (or of its :func:`levels`) in ``run_state`` from its
+    log (or from envelopes whose payloads keep only ``node``, ``scope``, ``case``, and
+    ``RunFailed``'s fields)."""
     instances, failure = _fold(events)
     chain = list(_failed_chain(failure)) if run_state == "failed" else []
     for key in chain:
         instances.setdefault(key, _Instance()).failed = True
-    graph_levels = levels(graph)
+    graph_levels = graph if isinstance(graph, Levels) else levels(graph)
     trace = RunTrace()
     gathered: dict[tuple[Level, str], list[str]] = {}
     cases: dict[tuple[Level, str], set[str]] = {}
@@ -200,10 +205,11 @@ def run_trace(graph: Graph, events: Iterable[Envelope], run_state: str) -> RunTr
         state = next(mark for mark in PRECEDENCE if mark in states)
         trace.marks[key] = NodeMark(state, len(states), tuple(sorted(cases.get(key, ()))))
     if chain:
-        scope, node = chain[0]
+        scope, node = trace.failed_at = chain[0]
         level = level_of(graph_levels, scope)
         if level is not None:
             trace.failed = (level, node)
+    trace.entered = {node for node, instance in by_scope.get((), {}).items() if instance.entered}
     for scope, reached in by_scope.items():
         level = level_of(graph_levels, scope)
         assert level is not None  # kept above only when it has one
