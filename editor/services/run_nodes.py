@@ -10,19 +10,19 @@ them, those that failed, wait or run first; the totals count them all.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from editor.engine import RunTrace, fork_origin, level_of
+from editor.engine import RunTrace, fork_origin, level_of, run_trace
 from editor.engine.ports import Envelope
 from editor.engine.routing import Routing
 from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, scope_key
 from editor.graph import MISSING
 from editor.graph.model import Node
 from editor.services.errors import InvalidRequest
-from editor.services.run_pages import is_forkable, run_graph, run_trace_of
+from editor.services.run_pages import is_forkable, run_graph
 from editor.services.run_rows import RunInfo, envelopes, info, run_row
 from editor.services.run_timeline import node_url, scope_text
 
@@ -230,7 +230,7 @@ def node_detail(run_id: str, node_id: str, level: Sequence[str] = ()) -> NodeDet
     if node is None:
         raise InvalidRequest(f"the graph of this run has no node `{node_id}` there", "node")
     log = envelopes(row)
-    trace: RunTrace = run_trace_of(shown, graph_levels)
+    trace: RunTrace = run_trace(graph_levels, log, shown.state)
     mark = trace.marks.get((where, node_id))
     origin = fork_origin(log)
     replayed_through = origin["through_seq"] if origin else -1
@@ -246,34 +246,51 @@ def node_detail(run_id: str, node_id: str, level: Sequence[str] = ()) -> NodeDet
         if level_of(graph_levels, scope) != where:
             continue
         by_scope.setdefault(scope, []).append(envelope)
-    failed_scopes = _failed_scopes(trace)
+    failed_scopes = _failed_scopes(trace) if failure is not None else set()
     if trace.failed_at is not None and trace.failed == (where, node_id):
         by_scope.setdefault(trace.failed_at[0], [])
+    states = {
+        scope: "failed" if (scope, node_id) in failed_scopes else _state(events, shown.state)
+        for scope, events in by_scope.items()
+    }
+    detail = NodeDetail(shown, where, node, mark.state if mark else None, [], len(by_scope))
+    _count_calls(detail, by_scope.values())
+    chosen = sorted(by_scope, key=lambda scope: (_ORDER.get(states[scope], 9), scope))
     routing = Routing(graph_levels, row.input, log)
-    instances = []
-    for scope, events in by_scope.items():
-        instance = _instance(scope, events, routing, node_id, shown.state)
-        if (scope, node_id) in failed_scopes and failure is not None:
-            instance.state = "failed"
+    for scope in chosen[:SHOWN_INSTANCES]:
+        events = by_scope[scope]
+        instance = _instance(scope, events, routing, node_id, states[scope])
+        if failure is not None and states[scope] == "failed":
             instance.error = str(failure.get("error", ""))
             instance.left_at = instance.left_at or _failed_at(log)
-        instance.replayed = bool(events) and events[0].seq <= replayed_through
-        instances.append(instance)
-    detail = NodeDetail(shown, where, node, mark.state if mark else None, [], len(instances))
-    for instance in instances:
-        for call in instance.calls:
-            if call.kind == "model":
-                detail.model_calls += 1
-                detail.input_tokens += call.input_tokens
-                detail.output_tokens += call.output_tokens
-            else:
-                detail.tool_calls += 1
-    instances.sort(key=lambda item: (_ORDER.get(item.state, 9), item.scope))
-    detail.instances = instances[:SHOWN_INSTANCES]
+        detail.instances.append(instance)
+    replayed = [
+        scope for scope, events in by_scope.items() if events and events[0].seq <= replayed_through
+    ]
+    for instance in detail.instances:
+        instance.replayed = instance.scope in replayed
     detail.forkable = not where and node_id in trace.entered and is_forkable(shown.state)
-    if origin and any(instance.replayed for instance in instances):
+    if origin and replayed:
         detail.origin_url = node_url(str(origin.get("run_id")), node_id, where)
     return detail
+
+
+def _count_calls(detail: NodeDetail, instances: Iterable[list[Envelope]]) -> None:
+    """The node's calls and model usage over all its instances."""
+    for events in instances:
+        tools, models = set(), set()
+        for envelope in events:
+            payload = envelope.payload
+            if envelope.kind == "ToolCallRequested":
+                tools.add(payload.get("call"))
+            elif envelope.kind == "ModelCallRequested":
+                models.add(payload.get("call"))
+            elif envelope.kind == "ModelCallCompleted":
+                usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+                detail.input_tokens += _count(usage.get("input_tokens"))
+                detail.output_tokens += _count(usage.get("output_tokens"))
+        detail.tool_calls += len(tools)
+        detail.model_calls += len(models)
 
 
 def _failed_scopes(trace: RunTrace) -> set[tuple[Scope, str]]:
@@ -291,24 +308,31 @@ def _failed_at(log: Sequence[Envelope]) -> str | None:
     return log[-1].recorded_at if log and log[-1].kind == "RunFailed" else None
 
 
-def _instance(
-    scope: Scope, events: list[Envelope], routing: Routing, node_id: str, run_state: str
-) -> InstanceView:
-    kinds = {envelope.kind for envelope in events}
-    parked = False
+def _state(events: list[Envelope], run_state: str) -> str:
+    """An instance's state from its own events (``failed`` is the trace's to say)."""
+    parked = left = skipped = False
     for envelope in events:
-        if envelope.kind in PARKING_KINDS:
+        kind = envelope.kind
+        if kind in PARKING_KINDS:
             parked = True
-        elif envelope.kind in RESOLUTION_KINDS:
+        elif kind in RESOLUTION_KINDS:
             parked = False
-    if "NodeExited" in kinds:
-        state = "done"
-    elif "NodeSkipped" in kinds:
-        state = "skipped"
-    elif run_state in ("completed", "failed", "abandoned"):
-        state = "stopped"
-    else:
-        state = "waiting" if parked else "running"
+        elif kind == "NodeExited":
+            left = True
+        elif kind == "NodeSkipped":
+            skipped = True
+    if left:
+        return "done"
+    if skipped:
+        return "skipped"
+    if run_state in ("completed", "failed", "abandoned"):
+        return "stopped"
+    return "waiting" if parked else "running"
+
+
+def _instance(
+    scope: Scope, events: list[Envelope], routing: Routing, node_id: str, state: str
+) -> InstanceView:
     view = InstanceView(scope, state, calls=_calls(events), waits=_waits(events))
     if state != "skipped":
         value = routing.routed(scope, node_id)

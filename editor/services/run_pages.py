@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
 
+import orjson
 from django.db.models.fields.json import KT
 
 from editor.engine import TERMINAL, Levels, RunState, RunTrace, level_of, levels, run_trace
@@ -156,7 +157,8 @@ def _trace_events(run_id: str, count: int) -> list[Envelope]:
     rows = (
         RunEvent.objects.filter(run_id=run_id, kind__in=TRACE_KINDS, seq__lt=count)
         .order_by("seq")
-        .values_list("seq", "kind", KT("payload__node"), "payload__scope", KT("payload__case"))
+        # As text: the scope is read here, with none of a JSON field's per-row conversion.
+        .values_list("seq", "kind", KT("payload__node"), KT("payload__scope"), KT("payload__case"))
     )
     events = []
     for seq, kind, node, scope, case in rows:
@@ -164,7 +166,7 @@ def _trace_events(run_id: str, count: int) -> list[Envelope]:
         if node is not None:
             payload["node"] = node
         if scope:
-            payload["scope"] = scope
+            payload["scope"] = orjson.loads(scope)
         if case is not None:
             payload["case"] = case
         events.append(Envelope(run_id, seq, "", kind, payload))
