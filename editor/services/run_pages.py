@@ -173,8 +173,17 @@ def _trace_events(run_id: str, count: int) -> list[Envelope]:
     return events
 
 
-def run_trace_of(info: runs.RunInfo, graph_levels: Levels) -> RunTrace:
-    return run_trace(graph_levels, _trace_events(info.run, info.event_count), info.state)
+def run_trace_of(info: runs.RunInfo) -> RunTrace:
+    """The run's trace as its row counts its log (read-only: it may be shared)."""
+    return _trace(info.run, info.event_count, info.state, info.graph_hash)
+
+
+@lru_cache(maxsize=256)
+def _trace(run_id: str, count: int, state: str, graph_hash: str) -> RunTrace:
+    # A log only grows: the same run with as many events and the same state has the same
+    # trace, so a run that rests is traced once per process, whoever opens its page.
+    _graph, graph_levels = run_graph(graph_hash)
+    return run_trace(graph_levels, _trace_events(run_id, count), state)
 
 
 def canvas_link(level: tuple[str, ...], node: str) -> str:
@@ -232,7 +241,7 @@ def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
     count = info.event_count
     timeline = newest(info.run, count) if seen is None else since(info.run, count, seen)
     graph, graph_levels = run_graph(info.graph_hash)
-    trace = run_trace_of(info, graph_levels)
+    trace = run_trace_of(info)
     drawn = canvas.draw(graph, marks=_marks(trace), node_url=canvas_link)
     extra = _extras([info.run]).get(info.run, {})
     output = None
