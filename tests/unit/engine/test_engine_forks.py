@@ -18,6 +18,7 @@ from editor.engine import (
     ToolError,
     WriteReplayHazard,
     allowed_sources,
+    audit,
     fork_origin,
     plan_fork,
     run_status,
@@ -113,6 +114,10 @@ def test_the_fork_opens_with_the_origin_log_below_the_node_and_records_where_it_
             assert mine.payload == theirs.payload
     assert fork_origin(opened) == opened[0].payload["forked_from"]
     assert fork_origin(before) is None
+    # Every field is in the catalogue: `manage.py audit_events` finds nothing unmodeled.
+    assert h.drive(child) == "completed"
+    assert audit(h.store.events[child]).clean
+    assert audit(h.store.events[origin]).clean  # RunFailed's node is modeled too
 
 
 def test_a_fork_from_the_first_node_waits_in_the_queue(h: Harness) -> None:
