@@ -77,7 +77,7 @@ class CallView:
     attempts: int = 0
     input_text: str | None = None
     output_text: str | None = None
-    #: ``completed``, ``reconciled``, ``in flight``, ``cut off``, ``failed``.
+    #: ``completed``, ``reconciled``, ``in flight``, ``cut off``, ``failed``, ``stopped``.
     outcome: str = "in flight"
     requested_at: str | None = None
     completed_at: str | None = None
@@ -334,6 +334,11 @@ def _instance(
     scope: Scope, events: list[Envelope], routing: Routing, node_id: str, state: str
 ) -> InstanceView:
     view = InstanceView(scope, state, calls=_calls(events), waits=_waits(events))
+    if state in ("failed", "stopped"):
+        # A call still open when the run ended failed with it, or was cut off by its end.
+        for call in view.calls:
+            if call.outcome == "in flight":
+                call.outcome = "failed" if state == "failed" else "stopped"
     if state != "skipped":
         value = routing.routed(scope, node_id)
         view.input_text = None if value is MISSING else _pretty(value)

@@ -223,11 +223,16 @@ def test_a_failed_node_shows_the_error(reader_client: Client, author: User, oper
     record(
         run_id,
         ("NodeEntered", {"node": "write"}),
+        (
+            "ToolCallRequested",
+            {"node": "write", "tool": "echo", "input": {}, "effect": "read", "call": 0},
+        ),
         ("RunFailed", {"error": "the <tool> broke", "node": "write"}),
     )
     html = reader_client.get(f"/runs/{run_id}/node/?node=write", headers=HTMX).content.decode()
     assert "Error: the &lt;tool&gt; broke" in html
     assert "Run: failed" in html
+    assert re.search(r"tool <code>echo</code> #0</td>\s*<td>failed</td>", html)
 
 
 # --- The timeline ---------------------------------------------------------------------------
