@@ -9,14 +9,17 @@ import re
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.db import connection
-from django.test import Client
+from django.test import AsyncClient, Client
 from django.test.utils import CaptureQueriesContext
 
 from editor.services import graphs, runs
+from editor.streams.hub import shut_down
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import GATED, drive, record
+from tests.integration.api.test_run_streams import in_a_thread_of_its_own
 
 pytestmark = pytest.mark.django_db
 
@@ -313,6 +316,25 @@ def test_download_log_streams_the_events_as_json_lines(
     assert [json.loads(line) for line in lines] == api
     missing = "/runs/00000000-0000-0000-0000-000000000000/log.jsonl"
     assert reader_client.get(missing).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_under_asgi_the_log_is_written_a_slice_at_a_time(author: User, operator: User) -> None:
+    run_id = long_run(operator, author, 1203)
+
+    async def download() -> tuple[Any, list[bytes]]:
+        client = AsyncClient()
+        await client.aforce_login(operator)
+        response = await client.get(f"/runs/{run_id}/log.jsonl")
+        parts = [part async for part in response.streaming_content]
+        await shut_down()  # as the server does: the hub's threads and connections go
+        return response, parts
+
+    response, parts = in_a_thread_of_its_own(async_to_sync(download))
+
+    assert response.status_code == 200
+    assert [part.count(b"\n") for part in parts] == [500, 500, 203]
+    assert json.loads(parts[-1].splitlines()[-1])["seq"] == 1202
 
 
 # --- Live -----------------------------------------------------------------------------------
