@@ -18,7 +18,7 @@ PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
 BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 	tests/benchmarks/live_validation.py tests/benchmarks/engine.py tests/benchmarks/inbox.py \
 	tests/benchmarks/schemas.py tests/benchmarks/map_pool.py tests/benchmarks/streams.py \
-	tests/benchmarks/browser_editor.py
+	tests/benchmarks/browser_editor.py tests/benchmarks/run_page.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key) \
@@ -30,7 +30,7 @@ help:
 	@echo "make run     set up, migrate, create the first user and the demo, serve and run a worker on 127.0.0.1:$(PORT)"
 	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
 	@echo "make lint    import contracts, ruff check, ruff format --check"
-	@echo "make bench   benchmark the graph core, /v1/graphs/validate, live validation, the engine, the inbox, schemas, map pool, streams, the editor in Chromium"
+	@echo "make bench   the graph core, /v1/graphs/validate, live validation, the engine, the inbox, schemas, map pool, streams, the run page, the editor in Chromium"
 	@echo "make load    load test: gunicorn, PostgreSQL and 2 run workers under authors, API clients, approvers"
 	@echo "make faults  fault tests: kill -9 a worker, restart PostgreSQL, fill the body cap (private PostgreSQL)"
 	@echo "make fuzz    the fuzzers for longer: the parser, expressions and pages (Hypothesis), /v1 (Schemathesis)"

@@ -309,6 +309,12 @@ class Run(models.Model):
     step_count = models.PositiveIntegerField(default=0)
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)
+    #: For a fork (spec 05), the run it was forked from and the ``forked_from`` its first
+    #: event records, kept on the row so the origin's forks are one indexed query away.
+    origin = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+    )
+    forked_from = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(

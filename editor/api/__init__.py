@@ -22,7 +22,7 @@ from ninja import NinjaAPI
 from ninja.openapi.views import openapi_json
 from ninja.parser import Parser
 
-from editor.api import agents, documents, errors, graphs, inbox, runs, unoffered
+from editor.api import agents, documents, errors, forks, graphs, inbox, runs, unoffered
 from editor.api.auth import api_auth
 from editor.graph import read_json
 
@@ -78,6 +78,7 @@ api.add_router("", graphs.router)
 api.add_router("", documents.router)
 api.add_router("", agents.router)
 api.add_router("", runs.router)
+api.add_router("", forks.router)
 api.add_router("", inbox.router)
 api.add_router("", unoffered.router)
 # Last, so that it only answers what no other route matched.

@@ -25,8 +25,10 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from editor.api.auth import CsrfFailed
 from editor.api.schemas import ErrorOut
 from editor.services.errors import (
+    ForkHazard,
     InputTooLarge,
     InvalidAgent,
+    InvalidForkNode,
     InvalidGraph,
     InvalidRequest,
     InvalidResume,
@@ -34,6 +36,7 @@ from editor.services.errors import (
     NotOffered,
     NotRunnable,
     NotSuspended,
+    OriginNeedsReconciliation,
     PreconditionRequired,
     RunBusy,
     ServiceError,
@@ -72,6 +75,9 @@ SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     NotSuspended: (409, "not_suspended"),
     WrongState: (409, "wrong_state"),
     RunBusy: (409, "run_busy"),
+    InvalidForkNode: (400, "invalid_fork_node"),
+    OriginNeedsReconciliation: (409, "origin_needs_reconciliation"),
+    ForkHazard: (409, "write_replay_hazard"),
     SlugTaken: (409, "slug_taken"),
     StaleDraft: (412, "stale_draft"),
     UnsupportedMediaType: (415, "unsupported_media_type"),

@@ -28,6 +28,7 @@ def _filters(
     since: str | None,
     until: str | None,
     q: str | None,
+    run: str | None = None,
 ) -> InboxFilter:
     return read_filter(
         {
@@ -38,6 +39,7 @@ def _filters(
             "from": since,
             "to": until,
             "q": q,
+            "run": run,
         }
     )
 
@@ -52,6 +54,7 @@ def pending(
     since: str | None = Query(None, alias="from"),
     until: str | None = Query(None, alias="to"),
     q: str | None = None,
+    run: str | None = None,
     cursor: str | None = None,
     limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
 ) -> dict[str, Any]:
@@ -59,8 +62,9 @@ def pending(
     one graph's items (its full hash); `document` the items whose card shows that document
     (its slug), including runs started from a graph hash that document froze first; `node`
     one node id; `person` the runs someone started (username); `from`/`to` the items
-    recorded on or after / on or before a day (`YYYY-MM-DD`, UTC); `q` text in the prompt."""
-    filters = _filters(graph, document, node, person, since, until, q)
+    recorded on or after / on or before a day (`YYYY-MM-DD`, UTC); `q` text in the prompt;
+    `run` one run's items (its id)."""
+    filters = _filters(graph, document, node, person, since, until, q, run)
     page = inbox.pending_items(filters, cursor=cursor, limit=limit)
     return {"items": [item.as_json() for item in page.items], "next": page.next}
 
@@ -77,6 +81,7 @@ def resolved(
     since: str | None = Query(None, alias="from"),
     until: str | None = Query(None, alias="to"),
     q: str | None = None,
+    run: str | None = None,
     cursor: str | None = None,
     limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
 ) -> dict[str, Any]:
@@ -85,6 +90,6 @@ def resolved(
     filters as `GET /v1/inbox`, with `person` the one who decided and `q` searching the
     decision's comment and the prompt it answered. Paged by an opaque cursor: a page stays
     the same however many decisions are made meanwhile."""
-    filters = _filters(graph, document, node, person, since, until, q)
+    filters = _filters(graph, document, node, person, since, until, q, run)
     page = inbox_log.decision_log(filters, cursor=cursor, limit=limit)
     return {"items": [item.as_json() for item in page.items], "next": page.next}

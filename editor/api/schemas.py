@@ -351,7 +351,7 @@ class RunOut(_OmitNone):
     """A run (spec 05): ``labels`` only when it has some; ``pending`` (the call it has in
     flight, or the write cut off) only from ``GET /v1/runs/{id}``, when there is one."""
 
-    _omitted_when_none = frozenset({"labels", "pending"})
+    _omitted_when_none = frozenset({"labels", "pending", "forked_from"})
 
     run: str
     graph_hash: str
@@ -376,6 +376,9 @@ class RunOut(_OmitNone):
     driver: str | None
     created_at: datetime
     updated_at: datetime
+    #: A fork's origin (``run_id``, ``through_seq``, ``from_node``, ``graph_hash``,
+    #: ``acknowledged_writes``); absent for a run started anew.
+    forked_from: dict[str, Any] | None = None
 
     @staticmethod
     def resolve_labels(run: Any) -> dict[str, str] | None:
@@ -422,9 +425,11 @@ class EventListOut(Schema):
 
 
 class RunGraphOut(_OmitNone):
-    _omitted_when_none = frozenset({"current_node"})
+    _omitted_when_none = frozenset({"current_node", "forked_from"})
 
     graph_hash: str
+    #: A fork's origin, as ``GET /v1/runs/{id}`` gives it.
+    forked_from: dict[str, Any] | None = None
     current_node: str | None = None
     #: ``{"node", "state": "entered" | "exited" | "skipped", "reason"?, "branch_case"?,
     #: "map"?, "fold"?}``; a node the run has not reached is absent.

@@ -10,12 +10,17 @@ log (:func:`run_status`), so a run can be re-driven after a crash, projected ont
 from editor.engine.errors import (
     AppendRefused,
     EngineError,
+    ForkRefused,
+    InvalidForkNode,
     InvalidResumeInput,
     NotParked,
+    OriginMoving,
+    OriginNeedsReconciliation,
     ProviderError,
     RunLost,
     ToolError,
     TransitionRefused,
+    WriteReplayHazard,
 )
 from editor.engine.events import (
     EVENT_FIELDS,
@@ -24,6 +29,7 @@ from editor.engine.events import (
     check_append,
     envelope_from_json,
 )
+from editor.engine.forks import ForkPlan, fork_events, fork_origin, plan_fork
 from editor.engine.memory import InMemoryStore
 from editor.engine.ports import (
     AgentDirectory,
@@ -58,6 +64,7 @@ from editor.engine.runner import Engine, compact_json
 from editor.engine.schemas import violations
 from editor.engine.states import PARKED, TERMINAL, TRANSITIONS, RunState, check_transition
 from editor.engine.status import StatusFold, graph_projection, run_status
+from editor.engine.trace import Level, Levels, NodeMark, RunTrace, level_of, levels, run_trace
 from editor.engine.transitions import allowed_sources, check_append_states
 
 __all__ = [
@@ -72,20 +79,29 @@ __all__ = [
     "Engine",
     "EngineError",
     "Envelope",
+    "ForkPlan",
+    "ForkRefused",
     "InMemoryStore",
     "Installation",
+    "InvalidForkNode",
     "InvalidResumeInput",
+    "Level",
+    "Levels",
     "Limits",
     "ModelProvider",
     "ModelReply",
     "ModelRequest",
+    "NodeMark",
     "NotParked",
+    "OriginMoving",
+    "OriginNeedsReconciliation",
     "ProviderError",
     "ProviderRegistry",
     "RunLost",
     "RunRecord",
     "RunState",
     "RunStore",
+    "RunTrace",
     "StatusFold",
     "SystemClock",
     "ToolCall",
@@ -96,6 +112,7 @@ __all__ = [
     "ToolSpec",
     "TransitionRefused",
     "Usage",
+    "WriteReplayHazard",
     "allowed_sources",
     "audit",
     "check_append",
@@ -103,13 +120,19 @@ __all__ = [
     "check_transition",
     "compact_json",
     "envelope_from_json",
+    "fork_events",
+    "fork_origin",
     "graph_projection",
+    "level_of",
+    "levels",
     "park_again",
+    "plan_fork",
     "prepare_abandon",
     "prepare_failure",
     "prepare_resume",
     "resolve_names",
     "run_status",
+    "run_trace",
     "start_event",
     "timestamp",
     "violations",

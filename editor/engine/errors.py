@@ -7,12 +7,17 @@ from typing import Any
 __all__ = [
     "AppendRefused",
     "EngineError",
+    "ForkRefused",
+    "InvalidForkNode",
     "InvalidResumeInput",
     "NotParked",
+    "OriginMoving",
+    "OriginNeedsReconciliation",
     "ProviderError",
     "RunLost",
     "ToolError",
     "TransitionRefused",
+    "WriteReplayHazard",
 ]
 
 
@@ -66,3 +71,55 @@ class InvalidResumeInput(EngineError):
     def __init__(self, violations: list[dict[str, Any]]) -> None:
         super().__init__(f"the resume input has {len(violations)} violation(s)")
         self.violations = violations
+
+
+class ForkRefused(EngineError):
+    """A fork that cannot be made (spec 05, ``POST /v1/runs/{id}/fork``); nothing is created."""
+
+
+class InvalidForkNode(ForkRefused):
+    """The node is not a boundary the origin reached at the top of its graph: unknown, never
+    entered (skipped, unreached, or failed before its entry), or inside a map's or fold's
+    body (``invalid_fork_node``)."""
+
+    def __init__(self, node: str, why: str) -> None:
+        super().__init__(why)
+        self.node = node
+
+
+class OriginNeedsReconciliation(ForkRefused):
+    """The origin waits for a person to settle a cut-off write (``origin_needs_reconciliation``):
+    a fork would inherit a write whose outcome nobody knows."""
+
+    def __init__(self, run_id: str, intent: dict[str, Any] | None) -> None:
+        super().__init__(
+            f"run {run_id} waits for a cut-off write to be reconciled; resolve it first, so "
+            f"the fork does not inherit an unsettled write"
+        )
+        self.intent = intent
+
+
+class OriginMoving(ForkRefused):
+    """The origin is queued or running: the writes its re-walked segment holds are not known
+    yet (``wrong_state``)."""
+
+    def __init__(self, run_id: str, state: str) -> None:
+        super().__init__(
+            f"run {run_id} is still moving (it is `{state}`); fork it once it rests (parked "
+            f"or finished), when the writes a fork would re-walk are known"
+        )
+        self.state = state
+
+
+class WriteReplayHazard(ForkRefused):
+    """The segment a fork re-walks holds recorded ``write`` calls the caller did not
+    acknowledge (``write_replay_hazard``): ``writes`` are exactly those."""
+
+    def __init__(self, run_id: str, from_node: str, writes: list[dict[str, Any]]) -> None:
+        seqs = ", ".join(str(write["seq"]) for write in writes)
+        super().__init__(
+            f"forking run {run_id} from node `{from_node}` would run {len(writes)} recorded "
+            f"write(s) again; acknowledge them (acknowledge_writes: [{seqs}]) to accept that "
+            f"they may happen twice, then fork"
+        )
+        self.writes = writes

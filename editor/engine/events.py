@@ -31,7 +31,7 @@ _SCOPED = ("scope",)
 EVENT_FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(fields)
     for kind, fields in {
-        "GraphRunStarted": ("graph_hash", "input", "labels"),
+        "GraphRunStarted": ("graph_hash", "input", "labels", "forked_from"),
         "NodeEntered": ("node", *_SCOPED),
         "NodeExited": ("node", "output", *_SCOPED),
         "NodeSkipped": ("node", "reason", *_SCOPED),
@@ -61,7 +61,7 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
         "ReconciliationNeeded": ("node", "tool", "call", "input", "idempotency_key", *_SCOPED),
         "Reconciled": ("node", "call", "by", "output", "retry", *_SCOPED),
         "RunCompleted": ("output",),
-        "RunFailed": ("error", "code"),
+        "RunFailed": ("error", "code", "node", *_SCOPED),
         "RunAbandoned": ("reason", "by"),
     }.items()
 }

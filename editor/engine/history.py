@@ -77,12 +77,20 @@ class History:
         # resolution) is still one item.
         open_items: set[tuple[str, str, Scope]] = set()
         started = False
+        # A fork's log opens with its origin's events (spec 05, forks): their time was the
+        # origin's, so the fork's own clock starts with its first step after them.
+        replayed = -1
         for envelope in events:
             self._feed(envelope)
             at = _parse_time(envelope.recorded_at)
             kind, payload = envelope.kind, envelope.payload
             if kind == "GraphRunStarted":
+                origin = payload.get("forked_from")
+                if isinstance(origin, dict) and isinstance(origin.get("through_seq"), int):
+                    replayed = origin["through_seq"]
                 continue  # time in `queued` does not count: the clock starts with the first step
+            if envelope.seq <= replayed:
+                continue
             if not started:
                 started, running_since = True, at
             if kind in PARKING_KINDS:

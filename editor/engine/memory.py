@@ -16,6 +16,7 @@ from typing import Any
 
 from editor.engine.errors import RunLost
 from editor.engine.events import TERMINAL_KINDS, check_append
+from editor.engine.forks import fork_events, plan_fork
 from editor.engine.ports import Envelope, RunRecord, SystemClock
 from editor.engine.records import start_event
 from editor.engine.status import run_status
@@ -56,6 +57,23 @@ class InMemoryStore:
             self.runs[run_id] = {"graph_hash": digest, "input": input, "labels": labels or {}}
             self.events[run_id] = [first]
             self.runs[run_id]["status"] = run_status([first])
+        return run_id
+
+    def fork(self, origin: str, from_node: str, acknowledged: Sequence[int] = ()) -> str:
+        """Store a fork of ``origin`` from ``from_node`` (what the services do); its id."""
+        record = self.load_run(origin)
+        plan = plan_fork(record, from_node, acknowledged)
+        run_id = str(uuid.uuid4())
+        events, status = fork_events(plan, record, run_id)
+        with self._lock:
+            self.runs[run_id] = {
+                "graph_hash": record.graph_hash,
+                "input": record.input,
+                "labels": dict(record.labels),
+                "status": {"state": "queued"},
+            }
+            self.events[run_id] = []
+        self.record(run_id, events, status)
         return run_id
 
     def status(self, run_id: str) -> dict[str, Any]:

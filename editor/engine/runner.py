@@ -182,18 +182,12 @@ class _Drive(CallSteps, IterationSteps):
             except Parked as parked:
                 buffer.extend(parked.events)
             except StepFailed as failure:
-                payload: dict[str, Any] = {"error": failure.message}
-                if failure.code:
-                    payload["code"] = failure.code
-                buffer.append(("RunFailed", payload))
+                buffer.append(("RunFailed", failure.payload()))
             try:
                 self.flush(buffer)
             except StepFailed as failure:  # an event of the last step is over the size limit
                 # The run must end on record even when its own message is over the limit.
-                self.flush(
-                    [("RunFailed", {"error": failure.message, "code": failure.code})],
-                    check_size=False,
-                )
+                self.flush([("RunFailed", failure.payload())], check_size=False)
         except RunLost:
             # Someone else moved the run on (an abandon, a resume): report where it is now.
             return str(run_status(self.store.load_run(self.run_id).events)["state"])
@@ -344,7 +338,17 @@ class _Drive(CallSteps, IterationSteps):
     def run_node(
         self, graph: Graph, node: Any, value: Any, scope: Scope, buffer: list
     ) -> tuple[Any, str | None]:
-        """Run one node on its routed value; return its output and, for a branch, its case."""
+        """Run one node on its routed value; return its output and, for a branch, its case.
+        A failure names the node it happened at (``RunFailed.node``, and ``scope``)."""
+        try:
+            return self._run_node(graph, node, value, scope, buffer)
+        except StepFailed as failure:
+            failure.at_node(node.id, scope)
+            raise
+
+    def _run_node(
+        self, graph: Graph, node: Any, value: Any, scope: Scope, buffer: list
+    ) -> tuple[Any, str | None]:
         past = self.history.get(scope, node.id)
         if past.exited:
             return past.output, past.case

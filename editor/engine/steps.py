@@ -15,12 +15,31 @@ def compact_json(value: Any) -> str:
 
 
 class StepFailed(Exception):
-    """The run fails with this message (recorded as ``RunFailed``)."""
+    """The run fails with this message (recorded as ``RunFailed``). ``node`` and ``scope``
+    name the node it failed at, set by the innermost node the failure passes through."""
 
     def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.node: str | None = None
+        self.scope: Scope = ()
+
+    def at_node(self, node: str, scope: Scope) -> None:
+        """Name the node the failure happened at, unless a node inside it was named first."""
+        if self.node is None:
+            self.node, self.scope = node, scope
+
+    def payload(self) -> dict[str, Any]:
+        """``RunFailed``'s payload: ``{"error", "code"?, "node"?, "scope"?}``."""
+        payload: dict[str, Any] = {"error": self.message}
+        if self.code:
+            payload["code"] = self.code
+        if self.node is not None:
+            payload["node"] = self.node
+            if self.scope:
+                payload["scope"] = scope_json(self.scope)
+        return payload
 
 
 class Parked(Exception):

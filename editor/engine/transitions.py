@@ -16,6 +16,12 @@ anything, that the events move the run only along the transitions of
 * a queued run's events, but for its abandonment or a failure recorded from outside, are
   written by its driver, which is running it: the run goes ``queued → running`` first (so a
   graph with nothing to walk completes ``queued → running → completed``);
+* a fork's opening append (:mod:`editor.engine.forks`) is its ``GraphRunStarted`` (which
+  records ``forked_from``) followed by its origin's events up to the node it starts from: the
+  new run goes ``queued → running`` at the first replayed step, through every parking and
+  resolution the replayed events hold, and ends ``running`` with nothing open (a fork starts
+  at a node boundary, where the origin was running), waiting for a driver as a run whose
+  drive was cut off does; a fork from the first node stays ``queued``;
 * the states reached must end where the given status says.
 
 Only the state before the append is needed (not the log), so the ORM store can turn the check

@@ -5,8 +5,10 @@ shape of its own; branch edges carry their labels; entry nodes are drawn bold
 and marked ``▶``, terminal nodes with a double border; nodes and edges with
 errors are red **and** dashed, with ``⚠`` in the label. On a run's page each
 node reached is filled by its state (:data:`RUN_STATES`) and says the state in
-words too. A map's or fold's body node hangs beside its owner on a dashed
-``body`` edge; an embedded subgraph is drawn as a cluster.
+words too (:class:`RunMarks`: at every level, body nodes and subgraphs included, with
+a note such as how many items ran); the edges the run walked are drawn bold and
+thick. A map's or fold's body node hangs beside its owner on a dashed ``body``
+edge; an embedded subgraph is drawn as a cluster.
 
 Every user string goes through :func:`graphviz.escape`, so a name such as
 ``<b>x</b>`` is text, never an HTML-like label, and backslashes are literal.
@@ -31,6 +33,7 @@ __all__ = [
     "RUN_STATES",
     "Pins",
     "Problems",
+    "RunMarks",
     "dot_source",
     "drawing",
     "structure_key",
@@ -58,8 +61,21 @@ RUN_STATES: dict[str, tuple[str, str, str, str]] = {
     "failed": ("✗ ", "#fee2e2", "bold", ERROR_COLOUR),
     "stopped": ("■ ", "#e5e7eb", "", BODY_COLOUR),
 }
+#: An edge the run walked: thicker, bold, in the accent colour (width tells it apart too).
+WALKED_COLOUR = "#1d4ed8"
 
 Level = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunMarks:
+    """A run drawn on its graph: each reached node's state (a key of :data:`RUN_STATES`) and
+    an optional note (``×3``, ``case approved``) by ``(level, id)``, and the edges walked as
+    ``(level, source, target, label)``."""
+
+    states: dict[tuple[Level, str], str] = field(default_factory=dict)
+    notes: dict[tuple[Level, str], str] = field(default_factory=dict)
+    walked: frozenset[tuple[Level, str, str, str | None]] = frozenset()
 
 
 @dataclass
@@ -112,7 +128,13 @@ class Problems:
 
 
 def _label(
-    node: Node, *, entry: bool, broken: bool, state: str | None = None, mark: str = ""
+    node: Node,
+    *,
+    entry: bool,
+    broken: bool,
+    state: str | None = None,
+    mark: str = "",
+    note: str | None = None,
 ) -> str:
     """Two lines: marks and the display name (or id), then the kind (and the run state).
 
@@ -126,6 +148,8 @@ def _label(
     if state is not None:
         marks = RUN_STATES[state][0] + marks
         second = f"{node.kind} · {state}"
+        if note:
+            second = f"{second} · {note}"
     return graphviz.nohtml(f"{graphviz.escape(marks + title)}\\n{graphviz.escape(second)}")
 
 
@@ -163,11 +187,15 @@ class _Writer:
         node_url: Callable[[Level, str], str | None] | None,
         highlight: dict[tuple[Level, str], str],
         states: dict[str, str] | None = None,
+        marks: RunMarks | None = None,
     ) -> None:
         self.problems = problems
         self.node_url = node_url
         self.highlight = highlight
-        self.states = states or {}
+        if marks is None:
+            # Top-level states alone (the projection lists those).
+            marks = RunMarks(states={((), node): state for node, state in (states or {}).items()})
+        self.marks = marks
         self.counter = 0
         self.edge_counter = 0
         self.pins: Pins | None = None
@@ -176,7 +204,7 @@ class _Writer:
         self.relabelled: set[str] = set()
         #: Compare: a sign before a node's name ("+ ", "~ ", "− "), nodes drawn as ghosts
         #: (removed: grey and dashed), and edges' signs and colours by (source, target, label).
-        self.marks: dict[tuple[Level, str], str] = {}
+        self.signs: dict[tuple[Level, str], str] = {}
         self.ghosts: set[tuple[Level, str]] = set()
         self.edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] = {}
 
@@ -248,8 +276,7 @@ class _Writer:
             if fill:
                 attributes["style"] = ",".join([*styles, "filled"])
                 attributes["fillcolor"] = fill
-            # Run states are drawn on top-level nodes only: the projection lists those.
-            state = self.states.get(node.id) if not level else None
+            state = self.marks.states.get((level, node.id))
             if state is not None:
                 _, state_fill, state_style, outline = RUN_STATES[state]
                 attributes["style"] = ",".join(
@@ -263,11 +290,12 @@ class _Writer:
             if url:
                 attributes["URL"] = graphviz.escape(url)
                 attributes["target"] = "_top"
-            mark = self.marks.get((level, node.id), "")
+            mark = self.signs.get((level, node.id), "")
             if (level, node.id) in self.ghosts:
                 attributes["style"] = ",".join(dict.fromkeys([*styles, "dashed"]))
                 attributes["color"] = attributes["fontcolor"] = BODY_COLOUR
-            label = _label(node, entry=entry, broken=broken, state=state, mark=mark)
+            note = self.marks.notes.get((level, node.id)) if state is not None else None
+            label = _label(node, entry=entry, broken=broken, state=state, mark=mark, note=note)
             self.node(dot, dot_id, label, **attributes)
         for edge in graph.edges:
             if edge.source not in ids or edge.target not in ids:
@@ -275,6 +303,12 @@ class _Writer:
             attributes = {}
             if edge.label is not None:
                 attributes["label"] = graphviz.escape(edge.label)
+            if (level, edge.source, edge.target, edge.label) in self.marks.walked:
+                attributes.update(
+                    color=WALKED_COLOUR, fontcolor=WALKED_COLOUR, style="bold", penwidth="2.5"
+                )
+                attributes["class"] = "walked"
+                attributes["tooltip"] = "the run went this way"
             if (level, edge.source, edge.target) in self.problems.edges:
                 attributes.update(color=ERROR_COLOUR, fontcolor=ERROR_COLOUR, style="dashed")
             marked = (
@@ -344,18 +378,26 @@ def dot_source(
     highlight: dict[tuple[Level, str], str] | None = None,
     states: dict[str, str] | None = None,
     pins: Pins | None = None,
+    marks: RunMarks | None = None,
 ) -> str:
     """The DOT source of ``graph`` with ``errors`` marked.
 
     ``node_url(level, id)`` gives each node's link (``level`` is the chain of
     subgraph owners, empty at the top); ``highlight`` fills chosen nodes with a
     colour (the compare view uses it); ``states`` maps top-level node ids to a
-    key of :data:`RUN_STATES` (the run page uses it). With ``pins`` (a layout of a
+    key of :data:`RUN_STATES`, and ``marks`` (which wins) draws a run at every
+    level with the edges it walked (the run page uses it). With ``pins`` (a layout of a
     drawing of the same :func:`structure_key`), every node and edge carries its position, for
     ``neato -n2`` to draw without laying out again.
     """
     return drawing(
-        graph, errors=errors, node_url=node_url, highlight=highlight, states=states, pins=pins
+        graph,
+        errors=errors,
+        node_url=node_url,
+        highlight=highlight,
+        states=states,
+        pins=pins,
+        marks=marks,
     )[0]
 
 
@@ -367,13 +409,14 @@ def drawing(
     highlight: dict[tuple[Level, str], str] | None = None,
     states: dict[str, str] | None = None,
     pins: Pins | None = None,
-    marks: dict[tuple[Level, str], str] | None = None,
+    marks: RunMarks | None = None,
+    signs: dict[tuple[Level, str], str] | None = None,
     ghosts: set[tuple[Level, str]] | None = None,
     edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] | None = None,
 ) -> tuple[str, dict[str, str]]:
     """:func:`dot_source`, and the label of each node by DOT id (kept with a layout).
 
-    For Compare: ``marks`` puts a sign before chosen nodes' names, ``ghosts`` draws nodes grey
+    For Compare: ``signs`` puts a sign before chosen nodes' names, ``ghosts`` draws nodes grey
     and dashed (removed ones), ``edge_marks`` signs and colours top-level edges by
     ``(source, target, label)`` (a sign starting with ``−`` also dashes the edge)."""
     dot = graphviz.Digraph(
@@ -391,9 +434,9 @@ def drawing(
     )
     if pins is not None:
         dot.graph_attr["bb"] = pins.bb
-    writer = _Writer(Problems.from_errors(errors), node_url, highlight or {}, states)
+    writer = _Writer(Problems.from_errors(errors), node_url, highlight or {}, states, marks)
     writer.pins = pins
-    writer.marks = marks or {}
+    writer.signs = signs or {}
     writer.ghosts = ghosts or set()
     writer.edge_marks = edge_marks or {}
     writer.level(dot, graph, ())

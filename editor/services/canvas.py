@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from editor.graph import Graph
-from editor.graph.dot import Pins, dot_source, drawing, structure_key
+from editor.graph.dot import Pins, RunMarks, dot_source, drawing, structure_key
 from editor.graph.model import graph_size
 from editor.rendering import Canvas, lay_out, render_svg
 
@@ -73,11 +73,15 @@ def canvas_source(
     node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
     highlight: dict[tuple[tuple[str, ...], str], str] | None = None,
     states: dict[str, str] | None = None,
+    marks: RunMarks | None = None,
 ) -> CanvasSource:
     """The DOT source of ``graph`` with ``errors`` marked; nodes link where ``node_url`` says;
-    ``states`` colours and labels top-level nodes by their state in a run."""
+    ``states`` colours and labels top-level nodes by their state in a run, ``marks`` every
+    node a run reached and the edges it walked."""
     nodes, edges = graph_size(graph)
-    source = dot_source(graph, errors=errors, node_url=node_url, highlight=highlight, states=states)
+    source = dot_source(
+        graph, errors=errors, node_url=node_url, highlight=highlight, states=states, marks=marks
+    )
     key = hashlib.sha256(source.encode("utf-8")).hexdigest()[:32]
     return CanvasSource(source, nodes, edges, key)
 
@@ -97,10 +101,18 @@ def draw(
     node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
     highlight: dict[tuple[tuple[str, ...], str], str] | None = None,
     states: dict[str, str] | None = None,
+    marks: RunMarks | None = None,
 ) -> DrawnCanvas:
     """Draw ``graph`` with ``errors`` marked; nodes link where ``node_url`` says."""
     return render(
-        canvas_source(graph, errors=errors, node_url=node_url, highlight=highlight, states=states)
+        canvas_source(
+            graph,
+            errors=errors,
+            node_url=node_url,
+            highlight=highlight,
+            states=states,
+            marks=marks,
+        )
     )
 
 
@@ -182,7 +194,7 @@ def draw_compared(
     graph: Graph,
     *,
     highlight: dict[tuple[tuple[str, ...], str], str],
-    marks: dict[tuple[tuple[str, ...], str], str],
+    signs: dict[tuple[tuple[str, ...], str], str],
     ghosts: set[tuple[tuple[str, ...], str]],
     edge_marks: dict[tuple[str, str, str | None], tuple[str, str]],
 ) -> DrawnCanvas:
@@ -190,6 +202,6 @@ def draw_compared(
     filled, signed and with ghosts as :func:`editor.graph.dot.drawing` describes."""
     nodes, edges = graph_size(graph)
     source, _ = drawing(
-        graph, highlight=highlight, marks=marks, ghosts=ghosts, edge_marks=edge_marks
+        graph, highlight=highlight, signs=signs, ghosts=ghosts, edge_marks=edge_marks
     )
     return render(CanvasSource(source, nodes, edges, _key(source)))

@@ -11,9 +11,11 @@ from typing import Any
 
 __all__ = [
     "AlreadyFinished",
+    "ForkHazard",
     "InputTooLarge",
     "InvalidAgent",
     "InvalidCursor",
+    "InvalidForkNode",
     "InvalidGraph",
     "InvalidRequest",
     "InvalidResume",
@@ -21,6 +23,7 @@ __all__ = [
     "NotOffered",
     "NotRunnable",
     "NotSuspended",
+    "OriginNeedsReconciliation",
     "PreconditionRequired",
     "RunBusy",
     "ServiceError",
@@ -295,3 +298,37 @@ class NotOffered(ServiceError):
 
     def __init__(self, what: str, instead: str) -> None:
         super().__init__(f"{what} are not offered by this server; {instead}")
+
+
+class InvalidForkNode(ServiceError):
+    """A fork from a node that is no boundary the origin reached (``invalid_fork_node``)."""
+
+    def __init__(self, node: str, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+
+    def details(self) -> dict[str, Any]:
+        return {"node": self.node}
+
+
+class OriginNeedsReconciliation(ServiceError):
+    """A fork of a run that waits for a cut-off write to be settled; ``intent`` is the write."""
+
+    def __init__(self, message: str, intent: dict[str, Any] | None) -> None:
+        super().__init__(message)
+        self.intent = intent
+
+    def details(self) -> dict[str, Any] | None:
+        return {"intent": self.intent} if self.intent is not None else None
+
+
+class ForkHazard(ServiceError):
+    """A fork that would run recorded writes again without their acknowledgement
+    (``write_replay_hazard``); ``writes`` are exactly the unacknowledged ones."""
+
+    def __init__(self, message: str, writes: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.writes = writes
+
+    def details(self) -> dict[str, Any]:
+        return {"writes": self.writes}

@@ -372,6 +372,8 @@ def _filtered(runs: Any, filters: InboxFilter) -> Any:
     the item-level ones through the events that opened items (re-checked on each item)."""
     if filters.matches_nothing:
         return runs.none()
+    if filters.run is not None:
+        runs = runs.filter(id=filters.run)
     if filters.graph is not None:
         runs = runs.filter(graph_id=filters.graph)
     if filters.document is not None:

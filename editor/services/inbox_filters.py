@@ -13,6 +13,7 @@ parameter   keeps
 ``from``    items recorded on or after this day (``YYYY-MM-DD``, UTC)
 ``to``      items recorded on or before this day (``YYYY-MM-DD``, UTC)
 ``q``       text in the gate's prompt, or (Resolved) in the decision's comment; any case
+``run``     one run (its id): the run page links to its cards this way
 =========== ==================================================================================
 
 Reading is strict: a day is ``YYYY-MM-DD`` in ASCII digits, ``from`` cannot be after ``to``,
@@ -23,6 +24,7 @@ parameter (``400`` in the API, a notice on the page).
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime, timedelta
@@ -37,9 +39,9 @@ from editor.services.storable import NUL
 __all__ = ["NO_FILTER", "InboxFilter", "document_graphs", "read_filter"]
 
 #: The query parameters, in the order links repeat them.
-PARAMETERS = ("graph", "document", "node", "person", "from", "to", "q")
+PARAMETERS = ("graph", "document", "node", "person", "from", "to", "q", "run")
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_MAX_LENGTH = {"graph": 80, "document": 64, "node": 200, "person": 150, "q": 200}
+_MAX_LENGTH = {"graph": 80, "document": 64, "node": 200, "person": 150, "q": 200, "run": 36}
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,7 @@ class InboxFilter:
     since: date | None = None
     until: date | None = None
     search: str | None = None
+    run: str | None = None
 
     def __bool__(self) -> bool:
         return any(getattr(self, part.name) is not None for part in fields(self))
@@ -96,6 +99,7 @@ class InboxFilter:
             "from": self.since.isoformat() if self.since else None,
             "to": self.until.isoformat() if self.until else None,
             "q": self.search,
+            "run": self.run,
         }
         return {name: value for name, value in values.items() if value is not None}
 
@@ -141,6 +145,12 @@ def read_filter(params: Mapping[str, Any]) -> InboxFilter:
     until = _day("to", values["to"]) if "to" in values else None
     if since and until and since > until:
         raise InvalidRequest("`from` is after `to`", "from")
+    run = None
+    if "run" in values:
+        try:
+            run = str(uuid.UUID(values["run"]))
+        except ValueError:
+            raise InvalidRequest(f"`run` must be a run id, not {values['run']!r}", "run") from None
     return InboxFilter(
         graph=values.get("graph"),
         document=values.get("document"),
@@ -149,6 +159,7 @@ def read_filter(params: Mapping[str, Any]) -> InboxFilter:
         since=since,
         until=until,
         search=values.get("q"),
+        run=run,
     )
 
 

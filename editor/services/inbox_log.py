@@ -90,6 +90,8 @@ def _decision_input(kind: str, payload: dict[str, Any]) -> Any:
 def _filtered(rows: Any, filters: InboxFilter) -> Any:
     if filters.matches_nothing:
         return rows.none()
+    if filters.run is not None:
+        rows = rows.filter(run_id=filters.run)
     if filters.graph is not None:
         rows = rows.filter(run__graph_id=filters.graph)
     if filters.document is not None:

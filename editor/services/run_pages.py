@@ -1,76 +1,119 @@
 """What the run pages show (spec 06, *Runs*), composed from :mod:`editor.services.runs`.
 
-* :func:`run_page`: a run's status, its event timeline and its canvas coloured by node state;
-  ``None`` when the page already shows its latest event (the polling answer is then empty).
-* :func:`list_run_rows`: a page of the runs list, with each run's document title and starter.
+* :func:`run_page`: a run's status (with a link to the inbox card of each item it waits for,
+  and the node it failed at), its canvas (every node it reached marked by its state, at every
+  level, and the edges it walked), the newest page of its timeline
+  (:mod:`editor.services.run_timeline`), the run it was forked from and its forks; ``None``
+  when the page already shows its latest event (the live answer is then empty);
+* :func:`list_run_rows`: a page of the runs list, with each run's document title and starter;
 * :func:`suggested_input`: what **Start run** offers as the input of a graph.
 
-Node states on the canvas come from the run's projection (:func:`editor.engine.graph_projection`):
-``exited`` is *done*, ``skipped`` *skipped*, a parked node *waiting*; a node entered and not
-exited is *running* while the run lives, *failed* when the run failed, *stopped* when it was
-abandoned.
+The page costs the same few queries whatever the log's length: the run, its document and
+starter, the events that mark the canvas (node, scope and case only, read in the database),
+one page of the timeline, and its forks. A node's detail is :mod:`editor.services.run_nodes`.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from functools import lru_cache
 from typing import Any
+from urllib.parse import urlencode
 
-from editor.engine import EVENT_FIELDS, TERMINAL, RunState, compact_json
+import orjson
+from django.db.models.fields.json import KT
+
+from editor.engine import TERMINAL, Levels, RunState, RunTrace, level_of, levels, run_trace
+from editor.engine.ports import Envelope
 from editor.graph import Graph
+from editor.graph.dot import RunMarks
 from editor.graph.model import FoldNode, NodeBody, SubgraphBody, input_schema_of
-from editor.models import Run
+from editor.models import Run, RunEvent
 from editor.services import canvas, graphs, runs
+from editor.services.forks import fork_children
 from editor.services.paging import DEFAULT_LIMIT
+from editor.services.run_timeline import TimelinePage, newest, since
 
 __all__ = [
-    "EVENT_SUMMARY_CHARS",
     "STATES",
+    "TRACE_KINDS",
     "RunPage",
     "RunRow",
     "RunRows",
-    "TimelineEvent",
+    "WaitingItem",
     "is_live",
     "list_run_rows",
-    "node_states",
+    "run_graph",
     "run_page",
+    "run_trace_of",
     "suggested_input",
 ]
 
 #: Every run state, in the order the engine defines them (the runs list filters by them).
 STATES = [state.value for state in RunState]
 
-#: The timeline shows each payload as compact JSON cut to this many characters.
-EVENT_SUMMARY_CHARS = 300
+#: The events that mark the canvas.
+TRACE_KINDS = (
+    "NodeEntered",
+    "NodeExited",
+    "NodeSkipped",
+    "BranchTaken",
+    "Suspended",
+    "Resumed",
+    "BudgetExceeded",
+    "BudgetRaised",
+    "ReconciliationNeeded",
+    "Reconciled",
+    "RunFailed",
+)
+
+_WAITING_WORDS = {
+    "gate": "a decision at the gate",
+    "budget": "a raised budget at",
+    "reconciliation": "the outcome of a cut-off write at",
+}
 
 
 @dataclass(frozen=True, slots=True)
-class TimelineEvent:
-    seq: int
-    at: datetime | None
+class WaitingItem:
+    """One item a parked run waits for, with the inbox card that resolves it."""
+
     kind: str
-    node: str | None
-    #: The payload (without ``node``, shown apart) as compact JSON, cut to a readable length.
-    summary: str
-    #: ``False`` for a kind this version does not model: it is shown raw under its kind.
-    known: bool
+    node: str
+    name: str
+    #: Where inside maps and folds (``m[2]``), empty at the top.
+    where: str
+    card_url: str
+
+    @property
+    def words(self) -> str:
+        return _WAITING_WORDS.get(self.kind, "a person at")
 
 
 @dataclass(frozen=True, slots=True)
 class RunPage:
     run: runs.RunInfo
-    events: list[TimelineEvent]
-    #: More events exist than one page holds (the API pages them).
-    more_events: bool
+    timeline: TimelinePage
     canvas: canvas.DrawnCanvas
-    states: dict[str, str]
+    trace: RunTrace
+    #: The run can still change (the page listens for it); a parked run rests meanwhile.
     live: bool
+    waiting: list[WaitingItem]
+    #: The node the run failed at (its name), and the node at the top to retry from.
+    failed_name: str | None = None
+    failed_url: str | None = None
+    retry_node: str | None = None
     document_title: str | None = None
     started_by: str | None = None
     #: A completed run's output, indented JSON.
     output_json: str | None = None
+    #: The runs forked from this one.
+    forks: tuple[runs.RunInfo, ...] = ()
+    #: A fork may start from this run now (it rests, and waits for no reconciliation).
+    forkable: bool = False
+    #: For a live update: the number of events the page shows afterwards.
+    seen: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,62 +130,105 @@ class RunRows:
 
 
 def is_live(state: str) -> bool:
-    """Whether a run in ``state`` can still change on its own (the page keeps polling)."""
+    """Whether a run in ``state`` can still change (the page keeps listening to it)."""
     return state not in {terminal.value for terminal in TERMINAL}
 
 
-def node_states(projection: dict[str, Any], run_state: str) -> dict[str, str]:
-    """Top-level node id → ``running``, ``done``, ``skipped``, ``waiting``, ``failed`` or
-    ``stopped`` (a key of :data:`editor.graph.dot.RUN_STATES`)."""
-    unfinished = {"failed": "failed", "abandoned": "stopped"}.get(run_state, "running")
-    states: dict[str, str] = {}
-    for entry in projection.get("nodes", ()):
-        if entry.get("parked"):
-            states[entry["node"]] = "waiting"
-        elif entry["state"] == "exited":
-            states[entry["node"]] = "done"
-        elif entry["state"] == "skipped":
-            states[entry["node"]] = "skipped"
-        else:
-            states[entry["node"]] = unfinished
-    return states
+def is_forkable(state: str) -> bool:
+    """Whether a fork may start from a run in ``state``: it rests, and no cut-off write of it
+    waits to be settled (spec 05's refusals)."""
+    return state not in (
+        RunState.QUEUED.value,
+        RunState.RUNNING.value,
+        RunState.NEEDS_RECONCILIATION.value,
+    )
 
 
-def _moment(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return None
+@lru_cache(maxsize=64)
+def run_graph(graph_hash: str) -> tuple[Graph, Levels]:
+    """A frozen graph and its levels, read once per process (frozen graphs never change)."""
+    graph = graphs.load_graph(graph_hash)
+    return graph, levels(graph)
 
 
-def _summary(value: Any) -> str:
-    text = compact_json(value) if value else ""
-    if len(text) > EVENT_SUMMARY_CHARS:
-        text = text[: EVENT_SUMMARY_CHARS - 1] + "…"
-    return text
-
-
-def _timeline(envelopes: list[dict[str, Any]]) -> list[TimelineEvent]:
+def _trace_events(run_id: str, count: int) -> list[Envelope]:
+    """The events that mark the canvas, with only the fields the trace reads (picked out by
+    the database, so a node's output is never read for it)."""
+    rows = (
+        RunEvent.objects.filter(run_id=run_id, kind__in=TRACE_KINDS, seq__lt=count)
+        .order_by("seq")
+        # As text: the scope is read here, with none of a JSON field's per-row conversion.
+        .values_list("seq", "kind", KT("payload__node"), KT("payload__scope"), KT("payload__case"))
+    )
     events = []
-    for envelope in envelopes:
-        event = envelope.get("event") or {}
-        kind = str(event.get("kind", ""))
-        payload = dict(event.get("payload") or {})
-        known = kind in EVENT_FIELDS
-        node = payload.get("node") if known else None
-        if known:
-            payload.pop("node", None)
-        events.append(
-            TimelineEvent(
-                seq=int(envelope["seq"]),
-                at=_moment(str(envelope.get("recorded_at", ""))),
-                kind=kind,
-                node=None if node is None else str(node),
-                summary=_summary(payload) if known else compact_json(payload),
-                known=known,
-            )
-        )
+    for seq, kind, node, scope, case in rows:
+        payload: dict[str, Any] = {}
+        if node is not None:
+            payload["node"] = node
+        if scope:
+            payload["scope"] = orjson.loads(scope)
+        if case is not None:
+            payload["case"] = case
+        events.append(Envelope(run_id, seq, "", kind, payload))
     return events
+
+
+def run_trace_of(info: runs.RunInfo) -> RunTrace:
+    """The run's trace as its row counts its log (read-only: it may be shared)."""
+    return _trace(info.run, info.event_count, info.state, info.graph_hash)
+
+
+@lru_cache(maxsize=256)
+def _trace(run_id: str, count: int, state: str, graph_hash: str) -> RunTrace:
+    # A log only grows: the same run with as many events and the same state has the same
+    # trace, so a run that rests is traced once per process, whoever opens its page.
+    _graph, graph_levels = run_graph(graph_hash)
+    return run_trace(graph_levels, _trace_events(run_id, count), state)
+
+
+def canvas_link(level: tuple[str, ...], node: str) -> str:
+    """A node's detail, relative to the run's page (so the drawing is the same for every run
+    in the same state, and its layout is cached once)."""
+    return "node/?" + urlencode([*(("in", owner) for owner in level), ("node", node)])
+
+
+def _marks(trace: RunTrace) -> RunMarks:
+    notes = {}
+    for key, mark in trace.marks.items():
+        parts = []
+        if mark.instances > 1:
+            parts.append(f"×{mark.instances}")
+        if len(mark.cases) == 1:
+            parts.append(f"case {mark.cases[0]}")
+        elif mark.cases:
+            parts.append(f"{len(mark.cases)} cases")
+        if parts:
+            notes[key] = " · ".join(parts)
+    return RunMarks(
+        states={key: mark.state for key, mark in trace.marks.items()},
+        notes=notes,
+        walked=frozenset(trace.walked),
+    )
+
+
+def _display(graph_levels: Levels, scope: Any, node: str) -> tuple[str, str]:
+    """A node's name (or id) and where it sits, from an item's ``scope``."""
+    pairs = [(str(owner), int(index)) for owner, index in scope or ()]
+    level = level_of(graph_levels, pairs)
+    found = graph_levels.node(level, node) if level is not None else None
+    name = found.name if found is not None and found.name else node
+    where = " › ".join(f"{owner}[{index}]" for owner, index in pairs)
+    return name, where
+
+
+def _waiting(info: runs.RunInfo, graph_levels: Levels) -> list[WaitingItem]:
+    items = []
+    for item in info.pending:
+        node = str(item.get("node"))
+        name, where = _display(graph_levels, item.get("scope"), node)
+        card = f"/inbox/?{urlencode({'run': info.run})}#card-{info.run}-{item.get('seq')}"
+        items.append(WaitingItem(str(item.get("kind")), node, name, where, card))
+    return items
 
 
 def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
@@ -152,23 +238,41 @@ def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
     live = is_live(info.state)
     if seen is not None and live and info.event_count == seen:
         return None
-    page = runs.run_events(run_id)
-    states = node_states(runs.run_graph(run_id), info.state)
-    drawn = canvas.draw(graphs.load_graph(info.graph_hash), states=states)
+    count = info.event_count
+    timeline = newest(info.run, count) if seen is None else since(info.run, count, seen)
+    graph, graph_levels = run_graph(info.graph_hash)
+    trace = run_trace_of(info)
+    drawn = canvas.draw(graph, marks=_marks(trace), node_url=canvas_link)
     extra = _extras([info.run]).get(info.run, {})
     output = None
     if "output" in info.status:
         output = json.dumps(info.status["output"], indent=2, ensure_ascii=False)
+    failed_name = failed_url = retry = None
+    if trace.failed_at is not None:
+        scope, node = trace.failed_at
+        failed_name, _where = _display(graph_levels, [list(pair) for pair in scope], node)
+        if trace.failed is not None:
+            failed_url = "node/?" + urlencode(
+                [*(("in", owner) for owner in trace.failed[0]), ("node", node)]
+            )
+        top = scope[0][0] if scope else node
+        retry = top if top in trace.entered else None
     return RunPage(
         info,
-        _timeline(page.events),
-        page.next is not None,
+        timeline,
         drawn,
-        states,
+        trace,
         live,
+        _waiting(info, graph_levels),
+        failed_name=failed_name,
+        failed_url=failed_url,
+        retry_node=retry,
         document_title=extra.get("document__title"),
         started_by=extra.get("created_by__username"),
         output_json=output,
+        forks=tuple(fork_children(info.run)) if seen is None else (),
+        forkable=is_forkable(info.state),
+        seen=info.event_count,
     )
 
 

@@ -62,6 +62,9 @@ class RunInfo:
     #: The call in flight or cut off (``editor.engine.summary.pending_call``); filled in by
     #: :func:`run_detail` only, since it reads the log.
     pending_call: dict[str, Any] | None = None
+    #: For a fork: ``{"run_id", "through_seq", "from_node", "graph_hash",
+    #: "acknowledged_writes"}``, as its first event records it.
+    forked_from: dict[str, Any] | None = None
 
     @property
     def state(self) -> str:
@@ -114,6 +117,7 @@ def info(run: Run) -> RunInfo:
         usage=usage_of(run.input_tokens, run.output_tokens),
         step_count=run.step_count,
         driver=_driver(run),
+        forked_from=run.forked_from or None,
     )
 
 

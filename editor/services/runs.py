@@ -199,7 +199,10 @@ def run_events(run_id: str, after: int | None = None, limit: int = EVENTS_PAGE_L
 def run_graph(run_id: str) -> dict[str, Any]:
     """The per-node projection of a run onto its graph (``GET /v1/runs/{id}/graph``)."""
     run = run_row(run_id)
-    return graph_projection(run.graph_id, envelopes(run))
+    projection = graph_projection(run.graph_id, envelopes(run))
+    if run.forked_from:
+        projection["forked_from"] = run.forked_from
+    return projection
 
 
 def list_tools() -> list[dict[str, Any]]:

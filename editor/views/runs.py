@@ -1,10 +1,12 @@
 """Runs (spec 06, *Runs*): the list, a run's page and its live fragment, **Start run** (from a
-graph's permanent page) and **Abandon run**.
+graph's permanent page) and **Abandon run**. The parts of a run's page fetched on demand are in
+``editor.views.run_details``; **Retry from here** and **Run again** in ``editor.views.forks``.
 
-The run page's ``#run-live`` fragment (status, canvas, timeline) is fetched again whenever the
-page's event stream says the run's log grew (``editor.views.live``); the answer for a finished
-run takes that trigger away. A fetch that finds no new event is answered ``204``, which htmx
-leaves unswapped.
+The run page's ``#run-live`` fragment (status and canvas) is fetched again whenever the page's
+event stream says the run's log grew (``editor.views.live``), with the new events for the top
+of the timeline out of band; the answer for a finished run takes that trigger away. A fetch
+that finds no new event is answered ``204``, which htmx leaves unswapped. A run that rests
+(parked or finished) costs its page no request at all.
 """
 
 from __future__ import annotations
@@ -84,7 +86,9 @@ def run_page(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         return HttpResponse(status=204)  # nothing new: htmx keeps what it shows
     context = {"page": page, "run": page.run, "can_operate": can_operate(request.user)}
     if fragment:
-        # A finished run's last answer also takes Abandon run off the page (out of band).
+        # The new events go above the timeline's rows, and a finished run's last answer also
+        # takes Abandon run off the page (out of band).
+        context["oob"] = True
         context["oob_abandon"] = not page.live
         return render(request, "runs/page.html#live", context)
     return render(request, "runs/page.html", context)

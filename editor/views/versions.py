@@ -172,7 +172,7 @@ def _compared_canvas(newer: Graph, older: Graph | None, changes: dict[str, Any])
     return canvas.draw_compared(
         merged,
         highlight=highlight,
-        marks=marks,
+        signs=marks,
         ghosts={((), node.id) for node in ghosts},
         edge_marks=edge_marks,
     )

@@ -108,7 +108,7 @@ def test_the_approval_gate_demo_waits_for_the_api_and_publishes_the_approved_dra
     status = page.locator(".run-status")
     with running_worker(shared_database):
         expect(status).to_contain_text("suspended", timeout=RUN_TIMEOUT)
-    expect(status).to_contain_text("Waiting at the gate review")
+    expect(status).to_contain_text("A decision at the gate review")
     expect_nodes(page, {"write": "done", "review": "waiting"})
     expect(page.locator("#run-updates[hx-trigger]")).to_have_count(1)  # still listening
     expect(page.locator("#timeline")).to_contain_text("Suspended")

@@ -6,7 +6,9 @@ database created for this module on the same server and dropped after it. Everyt
 do goes through ``salvor.Client`` and ``salvor.AsyncClient``: graphs submitted, validated,
 listed and read; an agent registered from the reference's TOML agent file; a run streamed to
 its gate, resumed, streamed to the end; its graph projection and replay; more than fifty runs
-listed; a run abandoned; a write cut off by a killed worker resolved by hand.
+listed; a run abandoned; a write cut off by a killed worker resolved by hand; a failed run
+forked from its failed node, and a fork over a recorded write previewed, refused and then
+acknowledged (``preview_fork``, ``fork_run``, ``list_forks``).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ import psycopg
 import pytest
 import salvor
 from django.conf import settings
-from salvor import AsyncClient, Client, SalvorAPIError
+from salvor import AsyncClient, Client, ForkPreview, ForkResult, ForksIndex, SalvorAPIError
 
 from tests.faults.processes import Processes, Server, manage, wait_until
+from tests.integration.runs.fork_tools import FLAKY, WRITING, calls
 
 SUBJECT = {"topic": "tea"}
 
@@ -154,7 +157,9 @@ def deployment() -> Iterator[Deployment]:
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "GATEHOUSE_SECURE_COOKIES": "false",
             "GATEHOUSE_VAR_DIR": str(folder),
-            "GATEHOUSE_TOOL_MODULES": "tests.integration.runs.slow_tools",
+            "GATEHOUSE_TOOL_MODULES": (
+                "tests.integration.runs.slow_tools,tests.integration.runs.fork_tools"
+            ),
             "GATEHOUSE_RUN_LEASE_SECONDS": "2",
             "GATEHOUSE_SWEEP_SECONDS": "1",
         }
@@ -324,6 +329,79 @@ def test_a_write_cut_off_by_a_killed_worker_is_resolved_by_hand(deployment: Depl
     assert tail[0].kind == "Reconciled" and tail[-1].kind == "RunCompleted"
     assert finished.end is not None and finished.end.status.output == {"released": True}
     assert not release.exists()  # the write itself never ran to its end
+
+
+# --- Forks -------------------------------------------------------------------------------------
+
+
+def _notes(deployment: Deployment) -> dict[str, str]:
+    tag = uuid.uuid4().hex
+    folder = deployment.folder
+    return {"calls": str(folder / f"calls-{tag}"), "marker": str(folder / f"marker-{tag}")}
+
+
+def test_a_failed_run_is_forked_from_its_failed_node_and_completes(deployment: Deployment) -> None:
+    notes = _notes(deployment)
+    with deployment.client() as client:
+        graph = client.submit_graph(FLAKY).graph
+        run = client.start_graph_run(graph, notes, labels={"team": "tea"})
+        origin_events = list(client.stream_events(run))
+        preview = client.preview_fork(run, "b")
+        made = client.fork_run(run, "b")
+        child_events = list(client.stream_events(made.run))
+        forks = client.list_forks(run)
+        projection = client.get_run_graph(made.run)
+        child = client.get_run(made.run)
+
+    entry = next(
+        e.seq for e in origin_events if e.kind == "NodeEntered" and e.payload["node"] == "b"
+    )
+    assert origin_events[-1].kind == "RunFailed"
+    assert isinstance(preview, ForkPreview)
+    assert (preview.origin, preview.from_node, preview.graph_hash) == (run, "b", graph)
+    assert preview.through_seq == entry - 1 and preview.prefix_event_count == entry
+    assert preview.writes == [] and preview.unacknowledged_writes == []
+    assert preview.would_proceed
+    assert isinstance(made, ForkResult) and made.run != run
+    assert made.forked_from is not None
+    assert (made.forked_from.run_id, made.forked_from.from_node) == (run, "b")
+    assert made.forked_from.through_seq == entry - 1
+    assert made.forked_from.graph_hash == graph and made.forked_from.acknowledged_writes == []
+    assert child_events[0].kind == "GraphRunStarted" and child_events[-1].kind == "RunCompleted"
+    assert calls(Path(notes["calls"])) == {"a": 1, "b": 2, "c": 1}
+    assert isinstance(forks, ForksIndex) and forks.run == run and forks.derived
+    assert [(f.run, f.from_node, f.through_seq) for f in forks.forks] == [
+        (made.run, "b", entry - 1)
+    ]
+    assert projection.forked_from is not None and projection.forked_from.run_id == run
+    assert child.raw["labels"] == {"team": "tea"}
+
+
+def test_a_fork_over_a_recorded_write_needs_its_acknowledgement(deployment: Deployment) -> None:
+    notes = _notes(deployment)
+    with deployment.client() as client:
+        graph = client.submit_graph(WRITING).graph
+        run = client.start_graph_run(graph, notes)
+        list(client.stream_events(run))
+        preview = client.preview_fork(run, "a")
+        with pytest.raises(SalvorAPIError) as hazard:
+            client.fork_run(run, "a")
+        with pytest.raises(SalvorAPIError) as never:
+            client.preview_fork(run, "ghost")
+        (write,) = preview.writes
+        acknowledged = client.preview_fork(run, "a", acknowledge_writes=[write.seq])
+        made = client.fork_run(run, "a", acknowledge_writes=[write.seq])
+        finished = list(client.stream_events(made.run))
+
+    assert (write.tool, write.input, write.idempotency_key) == ("sends", notes, None)
+    assert preview.unacknowledged_writes == [write.seq] and not preview.would_proceed
+    assert hazard.value.status == 409 and hazard.value.code == "write_replay_hazard"
+    assert [w["seq"] for w in hazard.value.details["writes"]] == [write.seq]
+    assert never.value.code == "invalid_fork_node"
+    assert acknowledged.would_proceed and acknowledged.unacknowledged_writes == []
+    assert made.forked_from is not None and made.forked_from.acknowledged_writes == [write.seq]
+    assert finished[-1].kind == "RunCompleted"
+    assert calls(Path(notes["calls"])) == {"a": 2, "send": 2, "after": 2}
 
 
 # --- The asynchronous client ------------------------------------------------------------------

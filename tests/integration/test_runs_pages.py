@@ -312,8 +312,12 @@ def test_a_suspended_run_shows_the_gate_waiting(
 
     page = reader_client.get(f"/runs/{run_id}/").content.decode()
 
+    seq = runs.get_run(run_id).pending[0]["seq"]
     assert "suspended" in page
-    assert "Waiting at the gate <code>review</code>" in page
+    assert (
+        f'A decision at the gate <a href="/inbox/?run={run_id}#card-{run_id}-{seq}">review</a>'
+        in page
+    )
     assert "gate · waiting" in page
     assert "tool · done" in page
 

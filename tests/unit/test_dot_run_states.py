@@ -7,9 +7,9 @@ import subprocess
 from typing import Any
 
 from editor.graph import parse_document
-from editor.graph.dot import RUN_STATES, dot_source
+from editor.graph.dot import RUN_STATES, RunMarks, dot_source
 from editor.graph.templates import rounds
-from editor.services.run_pages import node_states, suggested_input
+from editor.services.run_pages import suggested_input
 
 
 def graph(*nodes: dict[str, Any], edges: list[dict[str, Any]] | None = None) -> Any:
@@ -64,24 +64,41 @@ def test_a_hostile_name_stays_text_with_a_state() -> None:
     assert "<b>" not in svg
 
 
-def test_the_projection_gives_each_node_its_state() -> None:
-    projection = {
-        "nodes": [
-            {"node": "a", "state": "exited"},
-            {"node": "b", "state": "skipped"},
-            {"node": "c", "state": "entered", "parked": "gate"},
-            {"node": "d", "state": "entered"},
-        ]
-    }
+def test_marks_colour_nodes_inside_bodies_and_draw_the_walked_edges_bold() -> None:
+    document = graph(
+        {
+            "kind": "map",
+            "payload": {
+                "id": "m",
+                "over": "items",
+                "concurrency": 1,
+                "body": {
+                    "kind": "subgraph",
+                    "value": {
+                        "schema_version": 1,
+                        "nodes": [tool("x"), tool("y")],
+                        "edges": [{"from": "x", "to": "y"}],
+                    },
+                },
+            },
+        },
+        tool("after"),
+        edges=[{"from": "m", "to": "after"}],
+    )
+    marks = RunMarks(
+        states={((), "m"): "failed", (("m",), "x"): "done", (("m",), "y"): "failed"},
+        notes={(("m",), "x"): "×3"},
+        walked=frozenset({(("m",), "x", "y", None)}),
+    )
+    source = dot_source(document, marks=marks)
 
-    assert node_states(projection, "running") == {
-        "a": "done",
-        "b": "skipped",
-        "c": "waiting",
-        "d": "running",
-    }
-    assert node_states(projection, "failed")["d"] == "failed"
-    assert node_states(projection, "abandoned")["d"] == "stopped"
+    assert "tool · done · ×3" in node_line(source, "x")
+    assert "run-failed" in node_line(source, "y")
+    assert "filled" not in node_line(source, "after")
+    (walked,) = [line for line in source.splitlines() if "class=walked" in line]
+    assert "penwidth=2.5" in walked and "bold" in walked
+    svg = subprocess.run(["dot", "-Tsvg"], input=source.encode(), capture_output=True).stdout
+    assert b'class="edge walked"' in svg
 
 
 def test_start_run_proposes_null_or_the_entry_schemas_defaults() -> None:

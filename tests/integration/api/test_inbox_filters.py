@@ -153,3 +153,17 @@ def test_a_filter_that_cannot_be_read_is_400_naming_it(
     assert error["code"] == "bad_request"
     assert error["details"] == {"field": field}
     assert f"`{field}`" in error["message"]
+
+
+def test_one_runs_items_and_decisions_are_kept_by_its_id(
+    reader: Caller, author: User, operator: User, approver: User
+) -> None:
+    first = waiting(author, operator)
+    second = waiting(author, operator)
+    approve(approver, second)
+
+    assert runs_of(reader, "/v1/inbox", run=first) == [first]
+    assert runs_of(reader, "/v1/inbox/resolved", run=second) == [second]
+    assert runs_of(reader, "/v1/inbox/resolved", run=first) == []
+    refused = get(reader, "/v1/inbox", {"run": "not-a-run"})
+    assert refused.status_code == 400 and error_of(refused)["details"] == {"field": "run"}

@@ -44,6 +44,8 @@ OPERATIONS = {
     ("post", "/v1/runs/{run}/resolve"),
     ("post", "/v1/runs/{run}/resume"),
     ("post", "/v1/runs/{run}/abandon"),
+    ("post", "/v1/runs/{run}/fork"),
+    ("get", "/v1/runs/{run}/forks"),
     ("get", "/v1/tools"),
     ("get", "/v1/inbox"),
     ("get", "/v1/inbox/resolved"),

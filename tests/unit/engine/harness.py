@@ -197,6 +197,10 @@ class Harness:
         self.store.record(run_id, events, status)
         return events[0].payload
 
+    def fork(self, origin: str, from_node: str, acknowledged: Iterable[int] = ()) -> str:
+        """Store a fork of ``origin`` from ``from_node`` (not driven yet)."""
+        return self.store.fork(origin, from_node, list(acknowledged))
+
     def abandon(self, run_id: str, by: str = "carol", reason: str | None = None) -> None:
         record = self.store.load_run(run_id)
         events, status = prepare_abandon(record, reason, by, now())

@@ -180,7 +180,8 @@ def test_the_declared_input_schema_is_checked(h: Harness) -> None:
             "RunFailed",
             {
                 "error": "agent node `a`: its input does not match its input_schema: "
-                "$: 'q' is a required property"
+                "$: 'q' is a required property",
+                "node": "a",
             },
         ),
     ]

@@ -53,7 +53,10 @@ def test_no_matching_case_fails_before_node_entered(h: Harness) -> None:
     branch = BranchNode("b", (expr("a", "x == 1"), expr("c", "x == 2")))
     run_id = h.run(routed(branch), {"x": 3})
     assert h.events(run_id) == [
-        ("RunFailed", {"error": "branch node `b`: no case condition matched the routed value"})
+        (
+            "RunFailed",
+            {"error": "branch node `b`: no case condition matched the routed value", "node": "b"},
+        )
     ]
 
 

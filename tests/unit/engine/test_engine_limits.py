@@ -39,6 +39,7 @@ def test_nodes_visited_per_run(h: Harness) -> None:
         {
             "error": "the run visited more than 2 nodes (GATEHOUSE_RUN_MAX_NODES)",
             "code": "limit_exceeded",
+            "node": "c",
         },
     )
 
@@ -84,6 +85,7 @@ def test_map_items_per_node(h: Harness) -> None:
             {
                 "error": "map node `m`: 3 items is more than 2 (GATEHOUSE_RUN_MAX_MAP_ITEMS)",
                 "code": "limit_exceeded",
+                "node": "m",
             },
         )
     ]
@@ -105,6 +107,7 @@ def test_tool_call_timeout(h: Harness, release: threading.Event) -> None:
     assert h.last(run_id)[1] == {
         "error": "tool node `t` failed: the call took longer than 0.05 s (GATEHOUSE_TOOL_TIMEOUT)",
         "code": "limit_exceeded",
+        "node": "t",
     }
 
 
@@ -120,6 +123,7 @@ def test_model_call_timeout(h: Harness, release: threading.Event) -> None:
     assert h.last(run_id)[1] == {
         "error": "agent node `a`: the model call took longer than 0.05 s (GATEHOUSE_MODEL_TIMEOUT)",
         "code": "limit_exceeded",
+        "node": "a",
     }
 
 
@@ -176,6 +180,7 @@ def test_run_wall_time_counts_time_in_running_only(h: Harness) -> None:
     assert h.last(run_id)[1] == {
         "error": "the run has been running for more than 5 s (GATEHOUSE_RUN_WALL_TIME)",
         "code": "limit_exceeded",
+        "node": "c",
     }
     assert [p["node"] for p in h.of(run_id, "NodeEntered")] == ["a", "g", "b"]
 

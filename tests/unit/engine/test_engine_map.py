@@ -83,7 +83,10 @@ def test_over_that_is_not_a_list_fails_before_node_entered(h: Harness) -> None:
         assert h.events(run_id) == [
             (
                 "RunFailed",
-                {"error": "map node `m`: the `over` reference `items` did not resolve to a list"},
+                {
+                    "error": "map node `m`: the `over` reference `items` did not resolve to a list",
+                    "node": "m",
+                },
             )
         ]
 

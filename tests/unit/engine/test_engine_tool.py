@@ -70,7 +70,10 @@ def test_a_missing_input_reference_fails_after_node_entered(h: Harness) -> None:
         ("NodeEntered", {"node": "t"}),
         (
             "RunFailed",
-            {"error": "tool node `t`: the input reference `draft.body` for `text` is missing"},
+            {
+                "error": "tool node `t`: the input reference `draft.body` for `text` is missing",
+                "node": "t",
+            },
         ),
     ]
     assert h.state(run_id) == "failed"
@@ -85,7 +88,7 @@ def test_a_failing_tool_fails_the_run_with_the_exact_message(h: Harness) -> None
     assert h.kinds(run_id) == ["GraphRunStarted", "NodeEntered", "ToolCallRequested", "RunFailed"]
     assert h.last(run_id) == (
         "RunFailed",
-        {"error": "tool node `t` failed: the printer is on fire"},
+        {"error": "tool node `t` failed: the printer is on fire", "node": "t"},
     )
     assert h.store.status(run_id) == {
         "state": "failed",

@@ -56,7 +56,7 @@ def test_an_agent_that_keeps_calling_tools_is_stopped_by_the_wall_time(clocked: 
     h = clocked
     agent = h.scripted(*[tool_call()] * 40, '"done"', tools=["tick"], budget={"max_steps": 100})
     run_id = h.run(graph(AgentNode("a", agent)))
-    assert h.last(run_id) == ("RunFailed", SPENT)
+    assert h.last(run_id) == ("RunFailed", {**SPENT, "node": "a"})
     # 3 calls (9 s) are in the budget; the 4th took it to 12 s: nothing ran after it
     assert h.kinds(run_id).count("ToolCallCompleted") == 4
     assert h.kinds(run_id).count("ModelCallRequested") == 4
@@ -74,7 +74,7 @@ def test_the_wall_time_is_checked_before_each_model_call(clocked: Harness) -> No
     h.providers.extra["scripted"] = Recorder(lambda request: slow_model(request))
     agent = h.scripted("unused", tools=["echo"], budget={"max_steps": 100})
     run_id = h.run(graph(AgentNode("a", agent)))
-    assert h.last(run_id) == ("RunFailed", SPENT)
+    assert h.last(run_id) == ("RunFailed", {**SPENT, "node": "a"})
     assert h.kinds(run_id).count("ModelCallCompleted") == 3  # 12 s: no fourth call
 
 
@@ -84,7 +84,7 @@ def test_the_wall_time_is_checked_before_each_map_item(clocked: Harness) -> None
         MapNode("m", over="items", concurrency=1, body=NodeBody("each")), ToolNode("each", "tick")
     )
     run_id = h.run(document, {"items": list(range(10))})
-    assert h.last(run_id) == ("RunFailed", SPENT)
+    assert h.last(run_id) == ("RunFailed", {**SPENT, "node": "m"})
     assert len(h.of(run_id, "MapIterationStarted")) == 4
 
 
@@ -95,7 +95,7 @@ def test_the_wall_time_is_checked_before_each_fold_pass(clocked: Harness) -> Non
         ToolNode("step", "tick"),
     )
     run_id = h.run(document, {})
-    assert h.last(run_id) == ("RunFailed", SPENT)
+    assert h.last(run_id) == ("RunFailed", {**SPENT, "node": "f"})
     assert len(h.of(run_id, "FoldIterationStarted")) == 4
 
 
@@ -134,6 +134,7 @@ def test_a_tool_call_may_take_only_what_is_left_of_the_wall_time(
     assert h.last(run_id)[1] == {
         "error": "the run has been running for more than 0.2 s (GATEHOUSE_RUN_WALL_TIME)",
         "code": "limit_exceeded",
+        "node": "t",
     }
 
 
@@ -146,6 +147,7 @@ def test_a_model_call_may_take_only_what_is_left_of_the_wall_time(
     assert h.last(run_id)[1] == {
         "error": "the run has been running for more than 0.2 s (GATEHOUSE_RUN_WALL_TIME)",
         "code": "limit_exceeded",
+        "node": "a",
     }
 
 
