@@ -25,6 +25,7 @@ from editor.services.document_rows import author_of, check_text, document_row, r
 from editor.services.errors import PreconditionRequired, StaleDraft
 from editor.services.graphs import validate_graph_document, validate_parsed
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.storable import check_storable
 
 __all__ = [
     "KEEP",
@@ -110,6 +111,7 @@ def save_draft(
 
     def plan(document: Document, draft: Draft, now: datetime) -> history.Planned:
         kept = _keep_held(text, draft.held) if held is KEEP else held
+        check_storable({"held": kept})  # text typed into a field the editor could not take
         step = history.edit_step(
             document,
             draft.revision,

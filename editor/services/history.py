@@ -27,6 +27,7 @@ from django.conf import settings
 from editor.graph import MalformedDocument, diff_graphs, parse_document
 from editor.models import Document, DraftRevision
 from editor.services.errors import InvalidRequest
+from editor.services.storable import storable_text
 
 __all__ = [
     "COALESCE_SECONDS",
@@ -207,12 +208,12 @@ def record(
         number=number,
         text=planned.text,
         held=planned.held,
-        summary=step.summary[:300],
+        summary=storable_text(step.summary)[:300],
         kind=step.kind,
         base=number if step.base is None else step.base,
         parent=step.parent,
         redo=step.redo,
-        coalesce=step.coalesce[:300],
+        coalesce=storable_text(step.coalesce)[:300],
         valid=valid,
         error_count=error_count,
         size=size,

@@ -11,7 +11,7 @@ from typing import Any
 
 from editor.services.errors import InvalidRequest
 
-__all__ = ["NUL", "check_storable", "nul_path"]
+__all__ = ["NUL", "check_storable", "nul_path", "storable_text"]
 
 NUL = "\x00"
 
@@ -44,3 +44,9 @@ def check_storable(value: Any) -> None:
     if where is not None:
         field = where.split(".", 1)[0].split("[", 1)[0] or None
         raise InvalidRequest(f"`{where or '$'}` cannot contain the NUL character (U+0000)", field)
+
+
+def storable_text(text: str) -> str:
+    """``text`` with each NUL replaced by U+FFFD, for text Gatehouse writes itself about what a
+    person did (a revision's summary naming a node id): kept readable, never refused."""
+    return text.replace(NUL, "\ufffd")

@@ -16,7 +16,7 @@ from django.test import Client
 
 from editor.graph import wire_value
 from editor.graph.templates import approval_gate
-from editor.models import Draft, Run
+from editor.models import Draft, DraftRevision, Run
 from editor.services import documents
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import event_count
@@ -341,3 +341,39 @@ def test_the_rounds_of_a_new_graph_read_only_ascii_digits(author: User) -> None:
     assert response.status_code == 200
     assert "Enter a whole number." in response.content.decode()
     assert not Draft.objects.filter(document__title="Panel").exists()
+
+
+# --- Text the history writes itself --------------------------------------------------------
+
+
+def test_a_node_id_holding_nul_leaves_a_storable_summary_in_the_history(
+    author: User, flow: str
+) -> None:
+    response = browser(author).post(
+        "/graphs/flow/edit/add-node/",
+        {"revision": revision(), "kind": "tool", "id": "a\x00b"},
+        headers=HTMX,
+    )
+
+    assert response.status_code == 200
+    latest = DraftRevision.objects.filter(document__slug="flow").latest("number")
+    # PostgreSQL refuses a NUL in a text column: the summary names the node readably instead.
+    assert "\x00" not in latest.summary and "\x00" not in latest.coalesce
+    assert "a\ufffdb" in latest.summary
+
+
+def test_a_field_holding_nul_the_editor_cannot_take_is_a_bad_request(
+    author: User, flow: str
+) -> None:
+    before = Draft.objects.get(document__slug="flow")
+
+    response = browser(author).post(
+        "/graphs/flow/edit/node/",
+        node_post("review", approval_schema='{"type": "obj\x00ect"'),
+        headers=HTMX,
+    )
+
+    assert response.status_code == 400
+    assert "NUL" in response.content.decode()
+    after = Draft.objects.get(document__slug="flow")
+    assert (after.revision, after.held) == (before.revision, before.held)
