@@ -13,11 +13,15 @@ validates (E6 and E10 of spec 02 as extended) goes through this module:
   loop, explode or switch dialect (:mod:`.analysis`); such a schema is refused at validation,
   and at run time (a graph stored before these checks) it raises :class:`SchemaUnusable`
   with a reason a person can read, instead of fetching, hanging or crashing;
+* a check costs what its caller allows (:mod:`.costs`): with ``seconds``, it stops at that
+  deadline (:class:`CheckTooSlow`); its messages are at most 1,000 characters and it reports
+  at most 100 violations; ``uniqueItems`` and ``enum`` run in linear time;
 * compiled schemas are memoised by their canonical text in a bounded cache.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import threading
@@ -32,6 +36,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from editor.graph.closed_schemas import costs
 from editor.graph.closed_schemas.analysis import (
     DIALECT,
     MAX_DEPTH,
@@ -40,6 +45,7 @@ from editor.graph.closed_schemas.analysis import (
     analyse,
     may_have_findings,
 )
+from editor.graph.closed_schemas.costs import MAX_ERRORS, MAX_MESSAGE
 from editor.graph.closed_schemas.patterns import KEYWORDS, PatternUnsupported
 from editor.graph.errors import GraphError
 from editor.graph.jsonio import MAX_DEPTH as MAX_JSON_DEPTH
@@ -48,7 +54,10 @@ from editor.graph.jsonio import canonical_json
 __all__ = [
     "DIALECT",
     "MAX_DEPTH",
+    "MAX_ERRORS",
     "MAX_EXPANSION",
+    "MAX_MESSAGE",
+    "CheckTooSlow",
     "CompiledSchema",
     "Finding",
     "SchemaUnusable",
@@ -63,9 +72,20 @@ __all__ = [
 _COMPILED_CACHE_SIZE = 1024
 _FINDINGS_CACHE_SIZE = 4096
 
-#: Draft 2020-12 with RE2 patterns; not registered under the dialect's URI, so no other
-#: schema ever picks it up by its ``$schema``.
-_ClosedValidator = extend(Draft202012Validator, validators=KEYWORDS)
+#: Draft 2020-12 with RE2 patterns, linear ``uniqueItems`` and ``enum``, and every keyword
+#: bounded (:mod:`.costs`); not registered under the dialect's URI, so no other schema ever
+#: picks it up by its ``$schema``.
+_ClosedValidator = extend(
+    Draft202012Validator,
+    validators={
+        name: costs.bounded(keyword)
+        for name, keyword in {
+            **Draft202012Validator.VALIDATORS,
+            **KEYWORDS,
+            **costs.KEYWORDS,
+        }.items()
+    },
+)
 #: Nothing to retrieve from: an unknown URI is unresolvable, never fetched.
 _NOTHING = Registry()
 
@@ -86,6 +106,14 @@ _RECURSION_LIMIT_LOCK = threading.Lock()
 
 class SchemaUnusable(GraphError, ValueError):
     """A schema that cannot be evaluated here; ``str()`` is the reason, about ``it``."""
+
+
+class CheckTooSlow(GraphError):
+    """Checking a value took longer than its caller allowed; ``seconds`` is that limit."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the value could not be checked against the schema within {seconds:g} s")
+        self.seconds = seconds
 
 
 def with_deeper_stack[T](work: Callable[[], T]) -> T:
@@ -165,15 +193,23 @@ class CompiledSchema:
         """Why the schema cannot be used, or ``None`` when it can."""
         return self._problem
 
-    def errors(self, value: Any) -> list[ValidationError]:
-        """Every violation of the schema by ``value``; :class:`SchemaUnusable` when the schema
-        cannot be used (its reason), or when checking fails in a way a value cannot cause
-        with a sound schema (a stored schema that breaks the meta-schema, say)."""
+    def errors(self, value: Any, *, seconds: float | None = None) -> list[ValidationError]:
+        """The violations of the schema by ``value`` (the first :data:`MAX_ERRORS` found);
+        :class:`SchemaUnusable` when the schema cannot be used (its reason), or when checking
+        fails in a way a value cannot cause with a sound schema (a stored schema that breaks
+        the meta-schema, say); :class:`CheckTooSlow` when ``seconds`` pass first."""
         if self._problem is not None:
             raise SchemaUnusable(self._problem)
         validator = self._validator
+
+        def check() -> list[ValidationError]:
+            with costs.within(seconds):
+                return list(itertools.islice(validator.iter_errors(value), MAX_ERRORS))
+
         try:
-            return with_deeper_stack(lambda: list(validator.iter_errors(value)))
+            return with_deeper_stack(check)
+        except costs.CheckTooSlow:
+            raise CheckTooSlow(seconds or 0.0) from None
         except RecursionError:
             raise SchemaUnusable("the value nests too deeply to be checked against it") from None
         except UnknownType as error:
