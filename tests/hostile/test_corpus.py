@@ -24,6 +24,7 @@ README.md says how to add an attack.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -69,3 +70,12 @@ def test_the_attack_is_contained(corpus: Corpus, watch: Watch, case: Case) -> No
     assert server_peaks.rss_mib <= bounds.server_rss_mib, server_peaks
     assert server_peaks.threads <= bounds.server_threads, server_peaks
     assert server_peaks.dot <= bounds.server_dot, server_peaks
+
+
+def test_the_corpus_ran_on_the_database_it_was_meant_to(corpus: Corpus) -> None:
+    """CI's second pass sets GATEHOUSE_TEST_EXPECT_DATABASE=postgresql: the corpus must then
+    have attacked an installation on PostgreSQL, not quietly on SQLite."""
+    expected = os.environ.get("GATEHOUSE_TEST_EXPECT_DATABASE")
+    if expected is None:
+        pytest.skip("no database expected (GATEHOUSE_TEST_EXPECT_DATABASE is unset)")
+    assert corpus.database.engine == expected

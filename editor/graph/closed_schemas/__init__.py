@@ -43,6 +43,7 @@ from editor.graph.closed_schemas.analysis import (
     MAX_EXPANSION,
     Finding,
     analyse,
+    count_subschemas,
     may_have_findings,
 )
 from editor.graph.closed_schemas.costs import MAX_ERRORS, MAX_MESSAGE
@@ -64,6 +65,7 @@ __all__ = [
     "analyse",
     "compile_schema",
     "compiled_cache_info",
+    "count_subschemas",
     "may_have_findings",
     "meta_schema_problem",
     "schema_findings",

@@ -163,26 +163,21 @@ def _members(enums: list[Any]) -> frozenset[Any]:
     return keys
 
 
-def _repr_within(members: list[Any], room: int) -> str:
-    """``repr(members)`` when it is at most ``room`` characters; otherwise its start and end
-    around ``…``, without writing out the middle."""
-    head: list[str] = []
-    used = 2
-    for member in members:
-        head.append(repr(member))
-        used += len(head[-1]) + 2
-        if used > room:
-            break
-    else:
-        return "[" + ", ".join(head) + "]"
-    tail: list[str] = []
-    used = 1
-    for member in reversed(members[len(head) :]):
-        tail.append(repr(member))
-        used += len(tail[-1]) + 2
-        if used > _TAIL:
-            break
-    return "[" + ", ".join(head) + ", …, " + ", ".join(reversed(tail)) + "]"
+def _not_one_of(instance: Any, members: list[Any]) -> str:
+    """jsonschema's ``f"{instance!r} is not one of {members!r}"``, as :func:`shorten` would
+    shorten it, written without the middle of a long enum."""
+    head = f"{instance!r} is not one of ["
+    first = 0
+    while first < len(members) and len(head) < MAX_MESSAGE - _TAIL - 1:
+        head += (", " if first else "") + repr(members[first])
+        first += 1
+    tail, last = "]", len(members)
+    while last > first and len(tail) < _TAIL + 2:
+        last -= 1
+        tail = repr(members[last]) + ("" if tail == "]" else ", ") + tail
+    if last == first:  # the start and the end meet: the message is short enough to write
+        return shorten(f"{instance!r} is not one of {members!r}")
+    return head[: MAX_MESSAGE - _TAIL - 1] + "…" + tail[-_TAIL:]
 
 
 def _enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
@@ -195,8 +190,7 @@ def _enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterator[Va
         yield from _JSONSCHEMA["enum"](validator, enums, instance, schema)
         return
     if not found:
-        # jsonschema's message, without writing out all of a large enum first.
-        yield ValidationError(f"{instance!r} is not one of {_repr_within(enums, MAX_MESSAGE)}")
+        yield ValidationError(_not_one_of(instance, enums))
 
 
 def _jsonschema_keywords() -> dict[str, Keyword]:

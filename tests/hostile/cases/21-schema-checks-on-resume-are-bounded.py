@@ -5,7 +5,7 @@ than the request's size, with nothing to stop it."""
 from typing import Any
 
 ENUM = list(range(50_000))
-WIDE = 10_000
+WIDE = 2_000
 APPROVAL = {
     "type": "object",
     "properties": {
@@ -14,7 +14,7 @@ APPROVAL = {
         # Each failing item's message quotes the whole enum (300 kB each).
         "codes": {"type": "array", "items": {"enum": ENUM}},
         # The value is checked once per branch: schema size times value size.
-        "many": {"allOf": [{"type": "array", "items": {"type": "integer"}}] * WIDE},
+        "many": {"allOf": [{"items": {"type": "integer"}}] * WIDE},
     },
 }
 GATE = {
@@ -47,8 +47,8 @@ CASE = {
     "attack": (
         "Approval schemas crafted to make the web process's check slow or huge when the gate is "
         "resolved: `uniqueItems` over 20,000 objects (quadratic: minutes), a 50,000-member "
-        "`enum` against a thousand items (300 MB of messages), and 10,000 `allOf` branches each "
-        "checking a 100,000-item array (hours)"
+        "`enum` against a thousand items (300 MB of messages), and 2,000 `allOf` branches each "
+        "checking a 100,000-item array (minutes)"
     ),
     "bounds": {"seconds": 40},
     "steps": [

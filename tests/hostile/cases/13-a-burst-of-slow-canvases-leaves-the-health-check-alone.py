@@ -52,7 +52,7 @@ CASE = {
     "found": 6,
     "attack": (
         "A burst of views of graphs that are slow to lay out (twelve readers, six graphs like "
-        "13-…'s): they used to hold every web worker while `dot` ran, with no cap on how many "
+        "12-…'s): they used to hold every web worker while `dot` ran, with no cap on how many "
         "`dot` processes ran at once, and `/healthz` waited behind them"
     ),
     "bounds": {"seconds": 40},
