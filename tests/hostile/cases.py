@@ -29,6 +29,8 @@ class Bounds:
     worker_threads: int = 40
     server_rss_mib: float = 300.0
     server_threads: int = 40
+    #: How much the web process's memory may grow during the attack (``None``: not checked).
+    server_growth_mib: float | None = None
     #: `dot` processes the web process may run at once (GATEHOUSE_GRAPHVIZ_MAX_PROCESSES).
     server_dot: int = 2
 

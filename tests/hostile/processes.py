@@ -120,10 +120,17 @@ class Peaks:
     rss_kib: int = 0
     threads: int = 0
     dot: int = 0  # `dot` processes it had running at once
+    #: Its resident memory when the watch was last reset.
+    start_rss_kib: int = 0
 
     @property
     def rss_mib(self) -> float:
         return self.rss_kib / 1024
+
+    @property
+    def growth_mib(self) -> float:
+        """How much more memory it held at its peak than when the watch was reset."""
+        return (self.rss_kib - self.start_rss_kib) / 1024
 
 
 def status_of(pid: int) -> tuple[int, int] | None:
@@ -179,6 +186,9 @@ class Watch(threading.Thread):
         with self._lock:
             self._peaks = {name: Peaks() for name in self.pids}
         self.sample()
+        with self._lock:
+            for peaks in self._peaks.values():
+                peaks.start_rss_kib = peaks.rss_kib
 
     def peaks(self) -> dict[str, Peaks]:
         self.sample()

@@ -59,7 +59,8 @@ def test_the_attack_is_contained(corpus: Corpus, watch: Watch, case: Case) -> No
     print(
         f"\n{case.name}: {took:.1f} s; worker {worker_peaks.rss_mib:.0f} MiB, "
         f"{worker_peaks.threads} threads; server {server_peaks.rss_mib:.0f} MiB, "
-        f"{server_peaks.threads} threads, {server_peaks.dot} dot; steps {' '.join(steps)} s"
+        f"{server_peaks.threads} threads, {server_peaks.dot} dot, grew "
+        f"{server_peaks.growth_mib:.0f} MiB; steps {' '.join(steps)} s"
     )
     assert took <= bounds.seconds, f"the attack held the installation {took:.1f} s"
     assert corpus.outside.hits == [], f"the outside world was reached: {corpus.outside.hits}"
@@ -70,6 +71,8 @@ def test_the_attack_is_contained(corpus: Corpus, watch: Watch, case: Case) -> No
     assert server_peaks.rss_mib <= bounds.server_rss_mib, server_peaks
     assert server_peaks.threads <= bounds.server_threads, server_peaks
     assert server_peaks.dot <= bounds.server_dot, server_peaks
+    if bounds.server_growth_mib is not None:
+        assert server_peaks.growth_mib <= bounds.server_growth_mib, server_peaks
 
 
 def test_the_corpus_ran_on_the_database_it_was_meant_to(corpus: Corpus) -> None:

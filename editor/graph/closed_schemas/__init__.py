@@ -16,7 +16,8 @@ validates (E6 and E10 of spec 02 as extended) goes through this module:
 * a check costs what its caller allows (:mod:`.costs`): with ``seconds``, it stops at that
   deadline (:class:`CheckTooSlow`); its messages are at most 1,000 characters and it reports
   at most 100 violations; ``uniqueItems`` and ``enum`` run in linear time;
-* compiled schemas are memoised by their canonical text in a bounded cache.
+* compiled schemas are memoised by a digest of their canonical text in a cache bounded in
+  entries and in the text they stand for (:mod:`.memo`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import json
 import sys
 import threading
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -47,6 +47,7 @@ from editor.graph.closed_schemas.analysis import (
     may_have_findings,
 )
 from editor.graph.closed_schemas.costs import MAX_ERRORS, MAX_MESSAGE
+from editor.graph.closed_schemas.memo import CacheInfo, DigestMemo
 from editor.graph.closed_schemas.patterns import KEYWORDS, PatternUnsupported
 from editor.graph.errors import GraphError
 from editor.graph.jsonio import MAX_DEPTH as MAX_JSON_DEPTH
@@ -72,6 +73,9 @@ __all__ = [
 ]
 
 _COMPILED_CACHE_SIZE = 1024
+#: The canonical text the compiled schemas kept may stand for, in all (typical schemas are
+#: well under a kilobyte; a few megabyte-sized ones push the others out).
+_COMPILED_CACHE_BYTES = 16 << 20
 _FINDINGS_CACHE_SIZE = 4096
 
 #: Draft 2020-12 with RE2 patterns, linear ``uniqueItems`` and ``enum``, and every keyword
@@ -147,9 +151,11 @@ def meta_schema_problem(schema: Any) -> str | None:
     return None
 
 
-@lru_cache(maxsize=_FINDINGS_CACHE_SIZE)
+_FINDINGS: DigestMemo[tuple[Finding, ...]] = DigestMemo(_FINDINGS_CACHE_SIZE)
+
+
 def _findings(text: bytes) -> tuple[Finding, ...]:
-    return analyse(json.loads(text)) if may_have_findings(text) else ()
+    return _FINDINGS.get(text, lambda: analyse(json.loads(text)) if may_have_findings(text) else ())
 
 
 def schema_findings(schema: Any, key: bytes | None = None) -> tuple[Finding, ...]:
@@ -226,9 +232,14 @@ class CompiledSchema:
             ) from None
 
 
-@lru_cache(maxsize=_COMPILED_CACHE_SIZE)
+#: Compiled schemas hold their schema, parsed: the memo also bounds the text they stand for.
+_COMPILED: DigestMemo[CompiledSchema] = DigestMemo(_COMPILED_CACHE_SIZE, _COMPILED_CACHE_BYTES)
+
+
 def _compile_text(text: bytes) -> CompiledSchema:
-    return CompiledSchema(json.loads(text), read=may_have_findings(text))
+    return _COMPILED.get(
+        text, lambda: CompiledSchema(json.loads(text), read=may_have_findings(text))
+    )
 
 
 def compile_schema(schema: Any, key: bytes | None = None) -> CompiledSchema:
@@ -249,6 +260,7 @@ def compile_schema(schema: Any, key: bytes | None = None) -> CompiledSchema:
 _NOT_JSON: Any = object()
 
 
-def compiled_cache_info() -> Any:
-    """Hits, misses and size of the compiled-schema cache (bounded): functools' cache info."""
-    return _compile_text.cache_info()
+def compiled_cache_info() -> CacheInfo:
+    """Hits, misses and size of the compiled-schema cache (bounded), as functools reports a
+    cache's."""
+    return _COMPILED.info()

@@ -25,6 +25,7 @@ from editor.graph.closed_schemas import (
     meta_schema_problem,
     schema_findings,
 )
+from editor.graph.closed_schemas.memo import DigestMemo
 from editor.graph.jsonio import canonical_json
 from editor.graph.model import PAYLOAD_FIELDS, Node
 
@@ -41,7 +42,8 @@ MAX_DOCUMENT_SUBSCHEMAS = 10_000
 @dataclass(slots=True)
 class SchemaBudget:
     """What the schemas of one document (every level of it) have used of
-    :data:`MAX_DOCUMENT_SUBSCHEMAS`; a schema seen before (by canonical bytes) is free."""
+    :data:`MAX_DOCUMENT_SUBSCHEMAS`; a schema seen before (by canonical bytes) is free. It
+    lives as long as one validation, so it may keep the bytes."""
 
     limit: int = dataclasses.field(default_factory=lambda: MAX_DOCUMENT_SUBSCHEMAS)
     used: int = 0
@@ -59,8 +61,8 @@ class SchemaBudget:
         return True
 
 
-_SCHEMA_MEMO: dict[bytes, str | None] = {}
-_SCHEMA_MEMO_SIZE = 4096
+#: Keyed by a digest of the canonical bytes, not the bytes (megabytes, for a large schema).
+_SCHEMA_MEMO: DigestMemo[str | None] = DigestMemo(4096)
 
 _SCHEMA_FIELDS = ("approval_schema", "input_schema", "output_schema", "accumulator_schema")
 _NODE_SCHEMA_FIELDS = {
@@ -77,13 +79,7 @@ def schema_problem(schema: Any, key: bytes | None = None) -> str | None:
     """
     if key is None:
         key = canonical_json(schema)
-    if key in _SCHEMA_MEMO:
-        return _SCHEMA_MEMO[key]
-    problem = meta_schema_problem(schema)
-    if len(_SCHEMA_MEMO) >= _SCHEMA_MEMO_SIZE:
-        _SCHEMA_MEMO.clear()
-    _SCHEMA_MEMO[key] = problem
-    return problem
+    return _SCHEMA_MEMO.get(key, lambda: meta_schema_problem(schema))
 
 
 def _closed_world_error(level: Level, node: Node, field: str, finding: Finding) -> None:
