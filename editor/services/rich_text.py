@@ -80,11 +80,16 @@ def _renderer() -> MarkdownIt:
 _MARKDOWN = _renderer()
 
 
-@lru_cache(maxsize=512)
 def markdown_html(text: str) -> str:
     """``text`` (Markdown) as sanitised HTML, safe to inline."""
     if len(text) > MAX_MARKDOWN or text.count("[") > MAX_LINK_OPENERS:
+        # Plain text costs little, and a prompt can be a megabyte: not memoised.
         return nh3.clean_text(text)
+    return _rendered(text)
+
+
+@lru_cache(maxsize=512)
+def _rendered(text: str) -> str:
     rendered = _MARKDOWN.render(text)
     return nh3.clean(
         rendered,
