@@ -8,9 +8,11 @@ per thread. :class:`Handler` runs the synchronous code of ordinary requests on a
 ``GATEHOUSE_WEB_THREADS`` threads per process instead, as a threaded gunicorn worker did: each
 thread keeps its database connection from request to request (``CONN_MAX_AGE``), and with more
 threads than ``GATEHOUSE_GRAPHVIZ_MAX_PROCESSES`` a burst of slow canvas layouts always leaves a
-thread for everything else, ``/healthz`` included. A request that opens an event stream takes
-no thread of the pool: its short synchronous part runs on asgiref's one shared thread, then it
-waits on the event loop (``editor.streams``).
+thread for everything else. A request that opens an event stream takes no thread of the pool:
+its short synchronous part runs on asgiref's one shared thread, then it waits on the event loop
+(``editor.streams``). Nor does ``/healthz``, on that same shared thread: a burst of views that
+wait for a ``dot`` slot can take every thread of the pool for seconds, and the health check must
+not queue behind them, or a proxy would take a working process for a dead one.
 """
 
 import asyncio
@@ -31,6 +33,10 @@ from editor.streams.hub import shut_down  # noqa: E402 - needs the settings load
 
 #: The run events API answers a stream when asked for one (``editor.api.runs``).
 _RUN_EVENTS = re.compile(r"/v1/runs/[^/]+/events/?")
+
+
+#: Answered without a thread of the pool (above).
+_HEALTH_CHECK = "/healthz"
 
 
 def opens_stream(scope: dict[str, Any]) -> bool:
@@ -73,7 +79,7 @@ class Handler(ASGIHandler):
         if scope["type"] != "http":
             raise ValueError(f"Gatehouse serves HTTP only, not {scope['type']}")
         try:
-            if opens_stream(scope):
+            if opens_stream(scope) or scope.get("path") == _HEALTH_CHECK:
                 await self.handle(scope, receive, send)
                 return
             threads = self._pool()

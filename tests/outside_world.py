@@ -7,6 +7,7 @@ error, and both are valid JSON Schemas, so a fetch would succeed if it were atte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -16,7 +17,14 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["SECRET", "CountingServer", "counting_server", "secret_file"]
+__all__ = [
+    "SECRET",
+    "CountingServer",
+    "counting_server",
+    "secret_file",
+    "serving_counter",
+    "write_secret_file",
+]
 
 SECRET = "c0ffee-this-text-must-never-leave-the-server"
 
@@ -28,14 +36,16 @@ _SCHEMA = json.dumps(
 
 @dataclass
 class CountingServer:
-    """A loopback HTTP server answering every GET with :data:`_SCHEMA`, counting requests."""
+    """A loopback HTTP server answering every GET and POST with :data:`_SCHEMA`, counting
+    requests."""
 
     url: str
     hits: list[str] = field(default_factory=list)
 
 
-@pytest.fixture
-def counting_server() -> Iterator[CountingServer]:
+@contextlib.contextmanager
+def serving_counter() -> Iterator[CountingServer]:
+    """A :class:`CountingServer` listening on loopback until the block ends."""
     served = CountingServer(url="")
 
     class Handler(BaseHTTPRequestHandler):
@@ -46,6 +56,8 @@ def counting_server() -> Iterator[CountingServer]:
             self.send_header("Content-Length", str(len(_SCHEMA)))
             self.end_headers()
             self.wfile.write(_SCHEMA)
+
+        do_POST = do_GET
 
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -63,7 +75,18 @@ def counting_server() -> Iterator[CountingServer]:
 
 
 @pytest.fixture
-def secret_file(tmp_path: Path) -> Path:
-    path = tmp_path / "secret-schema.json"
+def counting_server() -> Iterator[CountingServer]:
+    with serving_counter() as served:
+        yield served
+
+
+def write_secret_file(folder: Path) -> Path:
+    """A file holding :data:`SECRET` (a valid JSON Schema) in ``folder``; its path."""
+    path = folder / "secret-schema.json"
     path.write_bytes(_SCHEMA)
     return path
+
+
+@pytest.fixture
+def secret_file(tmp_path: Path) -> Path:
+    return write_secret_file(tmp_path)

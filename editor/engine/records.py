@@ -18,6 +18,7 @@ from editor.engine.status import PARKING_KINDS, last_resolution, run_status, sco
 from editor.graph import hash_value
 
 __all__ = [
+    "RESUME_CHECK_SECONDS",
     "park_again",
     "prepare_abandon",
     "prepare_failure",
@@ -25,6 +26,13 @@ __all__ = [
     "start_event",
     "timestamp",
 ]
+
+
+#: The longest a resume input may take to check against its gate's approval schema. The check
+#: runs in the web process, inside the request: a schema written to multiply its size by the
+#: value's (thousands of ``allOf`` branches over a long array) would otherwise hold a thread
+#: for hours. Ordinary checks take microseconds; past this, the input is refused, saying so.
+RESUME_CHECK_SECONDS = 2.0
 
 
 def timestamp(now: datetime) -> str:
@@ -77,7 +85,7 @@ def prepare_resume(
     payload: dict[str, Any] = {"node": item["node"]}
     if item["kind"] == "gate":
         schema = item.get("input_schema")
-        problems = violations(schema, value)
+        problems = violations(schema, value, seconds=RESUME_CHECK_SECONDS)
         if problems:
             raise InvalidResumeInput(problems)
         kind = "Resumed"

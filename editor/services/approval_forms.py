@@ -14,7 +14,9 @@ are spec 06's (and the reference inbox's, upstream facts §7):
   browser checks are :mod:`editor.services.approval_rules`';
 * blank optional fields are left out of the input; an unchecked required checkbox is ``false``,
   an unchecked optional one is left out; a decision posted without either button is refused;
-* any other schema is one JSON text area.
+* any other schema is one JSON text area, and so is a schema of more than
+  :data:`MAX_FIELDS` properties (a card of thousands of fields is megabytes of page, and a
+  browser could not post it: Django refuses more than 1,000 fields).
 
 Reading only converts (a number field must hold a number, a JSON field JSON): the full schema
 is checked by :func:`editor.services.runs.resume` with jsonschema, and :func:`field_errors`
@@ -46,6 +48,7 @@ from editor.services.storable import NUL, nul_path
 __all__ = [
     "COMMENT",
     "FALLBACK",
+    "MAX_FIELDS",
     "ApprovalField",
     "ApprovalForm",
     "FormProblem",
@@ -62,6 +65,8 @@ COMMENT = "comment"
 
 #: Strings at least this long (``maxLength``) get a text area (the reference's threshold).
 LONG_TEXT = 200
+#: The most properties shown as fields; a schema with more gets the JSON text area.
+MAX_FIELDS = 200
 
 #: What a number field may hold: decimal ASCII, as a browser's number input sends it.
 _NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
@@ -218,7 +223,7 @@ def _layout(schema: Any) -> list[tuple[str, Any, bool, str]] | None:
     """``(key, property schema, required, kind)`` for each field, in the order shown; the
     first required boolean is the decision. ``None`` for a schema that falls back to JSON."""
     properties = _properties(schema)
-    if properties is None:
+    if properties is None or len(properties) > MAX_FIELDS:
         return None
     required_list = schema.get("required") if isinstance(schema, dict) else None
     required_list = required_list if isinstance(required_list, list) else []

@@ -10,7 +10,9 @@ Headings are shifted down two levels, below the card's own ``h2``. Links open wh
 and carry ``rel="noopener noreferrer nofollow"``; only ``http``, ``https`` and ``mailto`` links
 are kept.
 
-A page shows many cards of the same gate, so renderings are memoised by the prompt's text.
+A page shows many cards of the same gate, so renderings are memoised by the prompt's text. A
+prompt longer than :data:`MAX_MARKDOWN` characters, or with more than :data:`MAX_LINK_OPENERS`
+``[``, is shown as plain text instead: rendering such text as Markdown can take seconds.
 """
 
 from __future__ import annotations
@@ -52,8 +54,13 @@ _TAGS = {
 }
 _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 _SCHEMES = {"http", "https", "mailto"}
-#: The longest prompt rendered as Markdown; a longer one is shown as plain text.
-MAX_MARKDOWN = 100_000
+#: The longest prompt rendered as Markdown; a longer one is shown as plain text. Rendering
+#: costs up to about 10 ms per thousand characters, and an inbox page shows fifty cards.
+MAX_MARKDOWN = 20_000
+#: The most ``[`` a prompt rendered as Markdown may hold; with more it is shown as plain text.
+#: Each ``[`` may open a link, whose label the renderer looks for up to the end of the text:
+#: ten thousand of them took over a second per prompt, and a page of fifty cards a minute.
+MAX_LINK_OPENERS = 500
 
 
 def _shifted_heading(renderer: Any, tokens: list[Any], index: int, options: Any, env: Any) -> str:
@@ -73,11 +80,16 @@ def _renderer() -> MarkdownIt:
 _MARKDOWN = _renderer()
 
 
-@lru_cache(maxsize=512)
 def markdown_html(text: str) -> str:
     """``text`` (Markdown) as sanitised HTML, safe to inline."""
-    if len(text) > MAX_MARKDOWN:
+    if len(text) > MAX_MARKDOWN or text.count("[") > MAX_LINK_OPENERS:
+        # Plain text costs little, and a prompt can be a megabyte: not memoised.
         return nh3.clean_text(text)
+    return _rendered(text)
+
+
+@lru_cache(maxsize=512)
+def _rendered(text: str) -> str:
     rendered = _MARKDOWN.render(text)
     return nh3.clean(
         rendered,

@@ -8,6 +8,7 @@ import pytest
 
 from editor.services.approval_forms import (
     FALLBACK,
+    MAX_FIELDS,
     approval_form,
     field_errors,
     read_approval,
@@ -126,6 +127,20 @@ def test_any_other_schema_falls_back_to_one_json_text_area(schema: Any) -> None:
     form = approval_form(schema, {"a": 1})
 
     assert form.is_fallback
+
+
+def test_a_schema_of_more_properties_than_the_cap_falls_back_to_json() -> None:
+    """Found: a card of 9,000 fields was 3.5 MB of page, and no browser could have posted it."""
+
+    def properties(count: int) -> dict[str, Any]:
+        return {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(count)}}
+
+    assert len(approval_form(properties(MAX_FIELDS), None).shown_fields) == MAX_FIELDS
+    wide = properties(MAX_FIELDS + 1)
+    assert approval_form(wide, None).is_fallback
+    value, problem = read_approval(wide, {FALLBACK: '{"p0": "x"}'})
+    assert value == {"p0": "x"}
+    assert not problem
 
 
 def test_the_fallback_is_prefilled_with_the_default_as_proposed() -> None:

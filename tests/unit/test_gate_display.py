@@ -3,7 +3,7 @@ readable text or a tree (``docs/inbox.md``)."""
 
 from __future__ import annotations
 
-from editor.services.rich_text import markdown_html
+from editor.services.rich_text import MAX_LINK_OPENERS, MAX_MARKDOWN, markdown_html
 from editor.services.value_view import MAX_ENTRIES, value_html
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -16,6 +16,26 @@ def test_a_prompt_renders_as_markdown() -> None:
     assert "<strong>carefully</strong>" in html
     assert "<ul>\n<li>facts</li>" in html
     assert "`" not in html
+
+
+def test_a_prompt_of_many_link_openers_is_shown_as_plain_text() -> None:
+    """Found: ten thousand `[` took the renderer over a second, per prompt (and a page of the
+    inbox shows fifty)."""
+    brackets = "[" * 10_000
+
+    assert markdown_html(brackets) == brackets
+    assert markdown_html("<b>" + "[" * (MAX_LINK_OPENERS + 1)).startswith("&lt;b&gt;[[[")
+    linked = "[a](https://example.org) " * MAX_LINK_OPENERS
+    assert markdown_html(linked).count("<a href=") == MAX_LINK_OPENERS
+
+
+def test_a_prompt_over_the_markdown_cap_is_shown_as_plain_text() -> None:
+    long = "**bold**\n" * (MAX_MARKDOWN // 9 + 1)
+
+    html = markdown_html(long)
+
+    assert "<strong>" not in html
+    assert html.startswith("**bold**")
 
 
 def test_line_breaks_of_a_plain_prompt_are_kept() -> None:

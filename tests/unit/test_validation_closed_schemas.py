@@ -291,6 +291,65 @@ def test_subgraph_schemas_are_checked_with_the_owner_prefix() -> None:
     assert error["message"].startswith("in the subgraph of `m`: agent node `w`: ")
 
 
+# --- E10: how many subschemas a document may hold ----------------------------------------------
+
+
+def wide(count: int) -> dict[str, Any]:
+    """A schema of ``count`` subschemas, itself included."""
+    return {"allOf": [{"type": "string"}] * (count - 1)}
+
+
+def test_a_document_whose_schemas_hold_too_many_subschemas_is_refused_unchecked() -> None:
+    """Found: the meta-schema check costs about half a millisecond per subschema; a document of
+    200,000 empty ones took over a minute to validate (an 8 MiB one, ten)."""
+    error = only_error(doc([agent("a", input_schema={"allOf": [{}] * 200_000})]))
+
+    assert error == {
+        "code": "schemas_too_large",
+        "message": "agent node `a`: `input_schema` takes the document's schemas past 10000 "
+        "subschemas, the most one document may hold",
+        "node": "a",
+        "field": "input_schema",
+        "max": 10_000,
+    }
+
+
+@pytest.fixture
+def cap_of_100(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap at 100 subschemas, so that reaching it costs little."""
+    monkeypatch.setattr("editor.graph.validation.schemas.MAX_DOCUMENT_SUBSCHEMAS", 100)
+
+
+@pytest.mark.usefixtures("cap_of_100")
+def test_the_subschemas_of_every_distinct_schema_of_every_level_count_once() -> None:
+    half = wide(50)
+    assert is_valid(doc([agent("a", input_schema=half), agent("b", input_schema=half)]))
+    assert is_valid(doc([agent("a", input_schema=half, output_schema=wide(50))]))  # the same
+
+    inner = doc([agent("b", input_schema=wide(51))])
+    error = only_error(doc([agent("a", input_schema=half), map_node("m", subgraph(inner))]))
+    assert (error["code"], error["node"], error["subgraph"]) == ("schemas_too_large", "b", ["m"])
+    assert error["message"].startswith("in the subgraph of `m`: agent node `b`: `input_schema` ")
+
+
+@pytest.mark.usefixtures("cap_of_100")
+def test_a_schema_that_would_pass_the_cap_is_not_checked_but_later_ones_are() -> None:
+    errors = errors_of(
+        doc(
+            [
+                agent("a", input_schema=wide(90)),
+                agent("b", input_schema=wide(20)),
+                agent("c", input_schema={"type": "nope"}),
+            ]
+        )
+    )
+
+    assert [(e["code"], e["node"]) for e in errors] == [
+        ("invalid_json_schema", "c"),
+        ("schemas_too_large", "b"),
+    ]
+
+
 # --- E11: node ids ---------------------------------------------------------------------------
 
 

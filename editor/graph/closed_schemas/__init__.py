@@ -13,16 +13,20 @@ validates (E6 and E10 of spec 02 as extended) goes through this module:
   loop, explode or switch dialect (:mod:`.analysis`); such a schema is refused at validation,
   and at run time (a graph stored before these checks) it raises :class:`SchemaUnusable`
   with a reason a person can read, instead of fetching, hanging or crashing;
-* compiled schemas are memoised by their canonical text in a bounded cache.
+* a check costs what its caller allows (:mod:`.costs`): with ``seconds``, it stops at that
+  deadline (:class:`CheckTooSlow`); its messages are at most 1,000 characters and it reports
+  at most 100 violations; ``uniqueItems`` and ``enum`` run in linear time;
+* compiled schemas are memoised by a digest of their canonical text in a cache bounded in
+  entries and in the text they stand for (:mod:`.memo`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import threading
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
@@ -32,14 +36,18 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from editor.graph.closed_schemas import costs
 from editor.graph.closed_schemas.analysis import (
     DIALECT,
     MAX_DEPTH,
     MAX_EXPANSION,
     Finding,
     analyse,
+    count_subschemas,
     may_have_findings,
 )
+from editor.graph.closed_schemas.costs import MAX_ERRORS, MAX_MESSAGE
+from editor.graph.closed_schemas.memo import CacheInfo, DigestMemo
 from editor.graph.closed_schemas.patterns import KEYWORDS, PatternUnsupported
 from editor.graph.errors import GraphError
 from editor.graph.jsonio import MAX_DEPTH as MAX_JSON_DEPTH
@@ -48,24 +56,42 @@ from editor.graph.jsonio import canonical_json
 __all__ = [
     "DIALECT",
     "MAX_DEPTH",
+    "MAX_ERRORS",
     "MAX_EXPANSION",
+    "MAX_MESSAGE",
+    "CheckTooSlow",
     "CompiledSchema",
     "Finding",
     "SchemaUnusable",
     "analyse",
     "compile_schema",
     "compiled_cache_info",
+    "count_subschemas",
     "may_have_findings",
     "meta_schema_problem",
     "schema_findings",
 ]
 
 _COMPILED_CACHE_SIZE = 1024
+#: The canonical text the compiled schemas kept may stand for, in all (typical schemas are
+#: well under a kilobyte; a few megabyte-sized ones push the others out).
+_COMPILED_CACHE_BYTES = 16 << 20
 _FINDINGS_CACHE_SIZE = 4096
 
-#: Draft 2020-12 with RE2 patterns; not registered under the dialect's URI, so no other
-#: schema ever picks it up by its ``$schema``.
-_ClosedValidator = extend(Draft202012Validator, validators=KEYWORDS)
+#: Draft 2020-12 with RE2 patterns, linear ``uniqueItems`` and ``enum``, and every keyword
+#: bounded (:mod:`.costs`); not registered under the dialect's URI, so no other schema ever
+#: picks it up by its ``$schema``.
+_ClosedValidator = extend(
+    Draft202012Validator,
+    validators={
+        name: costs.bounded(keyword)
+        for name, keyword in {
+            **Draft202012Validator.VALIDATORS,
+            **KEYWORDS,
+            **costs.KEYWORDS,
+        }.items()
+    },
+)
 #: Nothing to retrieve from: an unknown URI is unresolvable, never fetched.
 _NOTHING = Registry()
 
@@ -86,6 +112,14 @@ _RECURSION_LIMIT_LOCK = threading.Lock()
 
 class SchemaUnusable(GraphError, ValueError):
     """A schema that cannot be evaluated here; ``str()`` is the reason, about ``it``."""
+
+
+class CheckTooSlow(GraphError):
+    """Checking a value took longer than its caller allowed; ``seconds`` is that limit."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the value could not be checked against the schema within {seconds:g} s")
+        self.seconds = seconds
 
 
 def with_deeper_stack[T](work: Callable[[], T]) -> T:
@@ -117,9 +151,11 @@ def meta_schema_problem(schema: Any) -> str | None:
     return None
 
 
-@lru_cache(maxsize=_FINDINGS_CACHE_SIZE)
+_FINDINGS: DigestMemo[tuple[Finding, ...]] = DigestMemo(_FINDINGS_CACHE_SIZE)
+
+
 def _findings(text: bytes) -> tuple[Finding, ...]:
-    return analyse(json.loads(text)) if may_have_findings(text) else ()
+    return _FINDINGS.get(text, lambda: analyse(json.loads(text)) if may_have_findings(text) else ())
 
 
 def schema_findings(schema: Any, key: bytes | None = None) -> tuple[Finding, ...]:
@@ -165,15 +201,23 @@ class CompiledSchema:
         """Why the schema cannot be used, or ``None`` when it can."""
         return self._problem
 
-    def errors(self, value: Any) -> list[ValidationError]:
-        """Every violation of the schema by ``value``; :class:`SchemaUnusable` when the schema
-        cannot be used (its reason), or when checking fails in a way a value cannot cause
-        with a sound schema (a stored schema that breaks the meta-schema, say)."""
+    def errors(self, value: Any, *, seconds: float | None = None) -> list[ValidationError]:
+        """The violations of the schema by ``value`` (the first :data:`MAX_ERRORS` found);
+        :class:`SchemaUnusable` when the schema cannot be used (its reason), or when checking
+        fails in a way a value cannot cause with a sound schema (a stored schema that breaks
+        the meta-schema, say); :class:`CheckTooSlow` when ``seconds`` pass first."""
         if self._problem is not None:
             raise SchemaUnusable(self._problem)
         validator = self._validator
+
+        def check() -> list[ValidationError]:
+            with costs.within(seconds):
+                return list(itertools.islice(validator.iter_errors(value), MAX_ERRORS))
+
         try:
-            return with_deeper_stack(lambda: list(validator.iter_errors(value)))
+            return with_deeper_stack(check)
+        except costs.CheckTooSlow:
+            raise CheckTooSlow(seconds or 0.0) from None
         except RecursionError:
             raise SchemaUnusable("the value nests too deeply to be checked against it") from None
         except UnknownType as error:
@@ -188,9 +232,14 @@ class CompiledSchema:
             ) from None
 
 
-@lru_cache(maxsize=_COMPILED_CACHE_SIZE)
+#: Compiled schemas hold their schema, parsed: the memo also bounds the text they stand for.
+_COMPILED: DigestMemo[CompiledSchema] = DigestMemo(_COMPILED_CACHE_SIZE, _COMPILED_CACHE_BYTES)
+
+
 def _compile_text(text: bytes) -> CompiledSchema:
-    return CompiledSchema(json.loads(text), read=may_have_findings(text))
+    return _COMPILED.get(
+        text, lambda: CompiledSchema(json.loads(text), read=may_have_findings(text))
+    )
 
 
 def compile_schema(schema: Any, key: bytes | None = None) -> CompiledSchema:
@@ -211,6 +260,7 @@ def compile_schema(schema: Any, key: bytes | None = None) -> CompiledSchema:
 _NOT_JSON: Any = object()
 
 
-def compiled_cache_info() -> Any:
-    """Hits, misses and size of the compiled-schema cache (bounded): functools' cache info."""
-    return _compile_text.cache_info()
+def compiled_cache_info() -> CacheInfo:
+    """Hits, misses and size of the compiled-schema cache (bounded), as functools reports a
+    cache's."""
+    return _COMPILED.info()

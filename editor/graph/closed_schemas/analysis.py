@@ -30,7 +30,15 @@ from referencing.jsonschema import DRAFT202012
 
 from editor.graph.closed_schemas.patterns import pattern_error
 
-__all__ = ["DIALECT", "MAX_DEPTH", "MAX_EXPANSION", "Finding", "analyse", "may_have_findings"]
+__all__ = [
+    "DIALECT",
+    "MAX_DEPTH",
+    "MAX_EXPANSION",
+    "Finding",
+    "analyse",
+    "count_subschemas",
+    "may_have_findings",
+]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _DIALECTS = frozenset({DIALECT, DIALECT + "#"})
@@ -386,3 +394,35 @@ def analyse(schema: Any) -> tuple[Finding, ...]:
             _measure(walk, edges)
     walk.findings.sort(key=lambda item: item[0])
     return tuple(finding for _, finding in walk.findings)
+
+
+#: Keywords whose value maps names to schemas for the meta-schema (Draft 2020-12 still describes
+#: the old ``dependencies`` there: a map of schemas or lists of names).
+_COUNTED_MAP = _EVALUATED_MAP | _HELD_MAP | {"dependencies"}
+_COUNTED_ONE = _EVALUATED_ONE | _HELD_ONE
+
+
+def count_subschemas(schema: Any, limit: int) -> int:
+    """How many schemas ``schema`` is made of, itself included: the objects and booleans in
+    schema positions, each of which the meta-schema check visits once (about half a
+    millisecond each). Counting stops once it passes ``limit``."""
+    count = 0
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            return count
+        if not isinstance(value, dict):
+            continue
+        for keyword, item in value.items():
+            if keyword in _COUNTED_ONE:
+                children = [item]
+            elif keyword in _EVALUATED_LIST and isinstance(item, list):
+                children = item
+            elif keyword in _COUNTED_MAP and isinstance(item, dict):
+                children = list(item.values())
+            else:
+                continue
+            stack.extend(child for child in children if isinstance(child, dict | bool))
+    return count

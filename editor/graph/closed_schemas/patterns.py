@@ -23,6 +23,8 @@ import re2
 from jsonschema._utils import extras_msg as _extras
 from jsonschema.exceptions import ValidationError
 
+from editor.graph.closed_schemas.costs import spend
+
 __all__ = ["KEYWORDS", "PatternUnsupported", "pattern_error", "search"]
 
 #: Memory RE2 may use to compile one pattern (its default); larger patterns fail to compile.
@@ -84,6 +86,7 @@ def _pattern_properties(
         return
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
+            spend()  # patterns times keys: the caller's deadline holds inside this loop
             if search(pattern, key):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
@@ -92,6 +95,7 @@ def _additional(instance: dict[str, Any], schema: dict[str, Any]) -> Iterator[st
     properties = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
     for key in instance:
+        spend()
         if key not in properties and not any(search(pattern, key) for pattern in patterns):
             yield key
 
@@ -150,6 +154,7 @@ def _evaluated_keys(validator: Any, instance: dict[str, Any], schema: Any) -> li
             )
     if "patternProperties" in schema:
         for key in instance:
+            spend()
             if any(search(pattern, key) for pattern in schema["patternProperties"]):
                 evaluated.append(key)
     for key, subschema in schema.get("dependentSchemas", {}).items():

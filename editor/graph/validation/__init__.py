@@ -25,7 +25,7 @@ from editor.graph.validation.level import (
     Level,
     is_well_formed_agent_hash,
 )
-from editor.graph.validation.schemas import schema_problem
+from editor.graph.validation.schemas import SchemaBudget, schema_problem
 
 __all__ = [
     "DEFAULT_MAX_EDGES",
@@ -81,12 +81,14 @@ def validate(
             }
         ]
     errors: list[Error] = []
-    _validate_level(graph, (), errors)
+    _validate_level(graph, (), errors, SchemaBudget())
     return errors
 
 
-def _validate_level(graph: Graph, owners: tuple[str, ...], errors: list[Error]) -> None:
-    level = Level(graph, owners)
+def _validate_level(
+    graph: Graph, owners: tuple[str, ...], errors: list[Error], budget: SchemaBudget
+) -> None:
+    level = Level(graph, owners, budget)
     level.run()
     errors.extend(level.errors)
     for node in graph.nodes:
@@ -103,7 +105,7 @@ def _validate_level(graph: Graph, owners: tuple[str, ...], errors: list[Error]) 
                 )
             )
         else:
-            _validate_level(body.graph, (*owners, node.id), errors)
+            _validate_level(body.graph, (*owners, node.id), errors, budget)
 
 
 # The checks of one level, in the order their errors are reported. The passes

@@ -25,7 +25,7 @@ from editor.graph.model import (
 )
 from editor.graph.suggest import Suggester, suggest_suffix
 from editor.graph.text import is_blank
-from editor.graph.validation.schemas import check_node_schemas
+from editor.graph.validation.schemas import SchemaBudget, check_node_schemas
 
 __all__ = ["MAX_ID_LENGTH", "MAX_NAME_LENGTH", "Error", "Level", "is_well_formed_agent_hash"]
 
@@ -81,9 +81,13 @@ class Level:
     10,000-node document validated on every keystroke.
     """
 
-    def __init__(self, graph: Graph, owners: tuple[str, ...]) -> None:
+    def __init__(
+        self, graph: Graph, owners: tuple[str, ...], schema_budget: SchemaBudget | None = None
+    ) -> None:
         self.graph = graph
         self.owners = owners
+        #: Shared by every level of a document (E10's ``schemas_too_large``).
+        self.schema_budget = schema_budget or SchemaBudget()
         self.prefix = "".join(f"in the subgraph of `{owner}`: " for owner in owners)
         self.buckets: dict[str, list[Error]] = {name: [] for name in _CHECK_ORDER}
         self.by_id: dict[str, Node] = {}
