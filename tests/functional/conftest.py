@@ -12,6 +12,7 @@ is in flight, and :func:`htmx_settles` waits for the swap a given action causes 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections, connections
+from django.db import OperationalError, close_old_connections, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.sqlite3.operations import DatabaseOperations
 from django.test import override_settings
 from playwright.sync_api import (
     Browser,
@@ -91,6 +93,32 @@ def _streams_outlive_tests() -> Iterator[None]:
         finally:
             request_started.connect(close_old_connections)
             request_finished.connect(close_old_connections)
+
+
+@pytest.fixture(autouse=True, scope="package")
+def _flush_waits_for_table_locks() -> Iterator[None]:
+    """Emptying the test database after a test waits for a table lock to pass, as a database
+    file does (its busy timeout), where the in-memory one fails at once.
+
+    A page's event stream (``/live/``) outlives its test by up to a keep-alive: until its next
+    write finds the browser gone, it reads the inbox count now and then on the shared
+    connection, and a read in flight locks its table against the flush's ``DELETE``.
+    """
+    original = DatabaseOperations.execute_sql_flush
+
+    def patient(self: DatabaseOperations, sql_list: list[str]) -> None:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                return original(self, sql_list)
+            except OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DatabaseOperations, "execute_sql_flush", patient)
+        yield
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
