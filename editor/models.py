@@ -209,15 +209,24 @@ class Run(models.Model):
     append so lists and the inbox can query them."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    graph = models.ForeignKey(FrozenGraph, on_delete=models.PROTECT, related_name="runs")
+    # The foreign keys' own indexes are the runs list's (Meta.indexes), which lead with them.
+    graph = models.ForeignKey(
+        FrozenGraph, on_delete=models.PROTECT, related_name="runs", db_index=False
+    )
     #: The document the run was started from, when it was started from one (for the inbox).
     document = models.ForeignKey(
-        Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+        Document,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="runs",
+        db_index=False,
     )
     input = models.JSONField(null=True, blank=True)
+    #: Filtered by the runs list; on PostgreSQL through a GIN index (migration 0008).
     labels = models.JSONField(default=dict, blank=True)
     #: One of ``editor.engine.RunState``.
-    state = models.CharField(max_length=32, default="queued", db_index=True)
+    state = models.CharField(max_length=32, default="queued")
     #: The status object of spec 05: ``{"state": …, …state fields}``.
     status = models.JSONField(default=dict)
     event_count = models.PositiveIntegerField(default=0)
@@ -245,14 +254,26 @@ class Run(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
     )
 
     class Meta:
         ordering = ("-created_at",)
         indexes: ClassVar[list[models.Index]] = [
             models.Index(fields=("state", "parked_at"), name="run_state_parked"),
-            models.Index(fields=("graph", "-created_at"), name="run_graph_created"),
+            # The runs list, newest first, paged on (created_at, id): one index per filter,
+            # each in the list's order, so a page reads its rows and stops
+            # (editor.services.run_filters; the label filter has a GIN index on PostgreSQL).
+            models.Index(fields=("-created_at", "-id"), name="run_created"),
+            models.Index(fields=("state", "-created_at", "-id"), name="run_state_created"),
+            models.Index(fields=("graph", "-created_at", "-id"), name="run_graph_created"),
+            models.Index(fields=("document", "-created_at", "-id"), name="run_document_created"),
+            models.Index(fields=("created_by", "-created_at", "-id"), name="run_starter_created"),
             # The inbox: parked runs oldest first, their graphs, their count (parked_at is set
             # exactly while a run is parked).
             models.Index(

@@ -34,7 +34,7 @@ from editor.models import Version
 from editor.services.errors import InvalidRequest
 from editor.services.storable import NUL
 
-__all__ = ["NO_FILTER", "InboxFilter", "document_graphs", "read_filter"]
+__all__ = ["NO_FILTER", "InboxFilter", "document_graphs", "read_day", "read_filter"]
 
 #: The query parameters, in the order links repeat them.
 PARAMETERS = ("graph", "document", "node", "person", "from", "to", "q")
@@ -116,7 +116,8 @@ class InboxFilter:
 NO_FILTER = InboxFilter()
 
 
-def _day(name: str, text: str) -> date:
+def read_day(name: str, text: str) -> date:
+    """The day ``text`` (``YYYY-MM-DD``, ASCII digits) of the parameter ``name``."""
     if not _DAY.fullmatch(text):
         raise InvalidRequest(f"`{name}` must be a day written YYYY-MM-DD, not {text!r}", name)
     try:
@@ -137,8 +138,8 @@ def read_filter(params: Mapping[str, Any]) -> InboxFilter:
         if len(text) > _MAX_LENGTH.get(name, 10):
             raise InvalidRequest(f"`{name}` is too long", name)
         values[name] = text
-    since = _day("from", values["from"]) if "from" in values else None
-    until = _day("to", values["to"]) if "to" in values else None
+    since = read_day("from", values["from"]) if "from" in values else None
+    until = read_day("to", values["to"]) if "to" in values else None
     if since and until and since > until:
         raise InvalidRequest("`from` is after `to`", "from")
     return InboxFilter(

@@ -2,7 +2,6 @@
 
 * :func:`run_page`: a run's status, its event timeline and its canvas coloured by node state;
   ``None`` when the page already shows its latest event (the polling answer is then empty).
-* :func:`list_run_rows`: a page of the runs list, with each run's document title and starter.
 * :func:`suggested_input`: what **Start run** offers as the input of a graph.
 
 Node states on the canvas come from the run's projection (:func:`editor.engine.graph_projection`):
@@ -18,29 +17,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from editor.engine import EVENT_FIELDS, TERMINAL, RunState, compact_json
+from editor.engine import EVENT_FIELDS, TERMINAL, compact_json
 from editor.graph import Graph
 from editor.graph.model import FoldNode, NodeBody, SubgraphBody, input_schema_of
 from editor.models import Run
 from editor.services import canvas, graphs, runs
-from editor.services.paging import DEFAULT_LIMIT
 
 __all__ = [
     "EVENT_SUMMARY_CHARS",
-    "STATES",
     "RunPage",
-    "RunRow",
-    "RunRows",
     "TimelineEvent",
     "is_live",
-    "list_run_rows",
     "node_states",
     "run_page",
     "suggested_input",
 ]
-
-#: Every run state, in the order the engine defines them (the runs list filters by them).
-STATES = [state.value for state in RunState]
 
 #: The timeline shows each payload as compact JSON cut to this many characters.
 EVENT_SUMMARY_CHARS = 300
@@ -71,19 +62,6 @@ class RunPage:
     started_by: str | None = None
     #: A completed run's output, indented JSON.
     output_json: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RunRow:
-    run: runs.RunInfo
-    document_title: str | None
-    started_by: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class RunRows:
-    rows: list[RunRow]
-    next: str | None
 
 
 def is_live(state: str) -> bool:
@@ -178,29 +156,6 @@ def _extras(run_ids: list[str]) -> dict[str, dict[str, Any]]:
         "id", "document__title", "created_by__username"
     )
     return {str(row["id"]): row for row in rows}
-
-
-def list_run_rows(
-    *,
-    state: str | None = None,
-    graph: str | None = None,
-    cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
-) -> RunRows:
-    """A page of runs, newest first (one ``state``, one ``graph``'s when given), with their
-    document titles and who started them.
-    Raises ``InvalidRequest`` for an unknown state and ``InvalidCursor``."""
-    page = runs.list_runs(status=state or None, graph=graph or None, cursor=cursor, limit=limit)
-    extra = _extras([info.run for info in page.items])
-    rows = [
-        RunRow(
-            info,
-            extra.get(info.run, {}).get("document__title"),
-            extra.get(info.run, {}).get("created_by__username"),
-        )
-        for info in page.items
-    ]
-    return RunRows(rows, page.next)
 
 
 def _entry_schema(graph: Graph) -> Any:
