@@ -243,6 +243,9 @@ class Run(models.Model):
     #: Why the last of those drives stopped, when its worker could tell (a lost database);
     #: named in the run's failure when the attempts run out.
     drive_error = models.CharField(max_length=200, blank=True)
+    #: The id of the last queue task handed out to drive the run (``editor.tasks``): the
+    #: lease sweep asks the queue whether it still waits there before handing out another.
+    queue_task = models.CharField(max_length=64, blank=True)
     #: Running totals of the log, kept by each append (``editor.engine.summary``) so that a
     #: list of runs reads them from the row: when its first and last events were recorded,
     #: how many model calls it asked for, and the tokens their completions reported.
