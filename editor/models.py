@@ -16,6 +16,7 @@ from django.db import models
 __all__ = [
     "AgentDefinition",
     "ApiToken",
+    "CanvasCacheEntry",
     "Document",
     "Draft",
     "FrozenGraph",
@@ -314,3 +315,20 @@ class RunEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}#{self.seq} {self.kind}"
+
+
+class CanvasCacheEntry(models.Model):
+    """The canvas cache's table: Django's database cache (``CACHES["canvas"]``) keeps rendered
+    SVG in it, by the SHA-256 of the DOT source (``editor.rendering``). It is the table
+    ``createcachetable`` would make, created by a migration like every other table so that
+    ``migrate`` is the only step; only the cache backend reads and writes it."""
+
+    cache_key = models.CharField(max_length=255, primary_key=True)
+    value = models.TextField()
+    expires = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "gatehouse_canvas_cache"
+
+    def __str__(self) -> str:
+        return self.cache_key

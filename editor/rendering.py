@@ -3,10 +3,12 @@ many ``dot`` processes run at once.
 
 ``graphviz``'s own ``pipe()`` has no timeout, and a dense graph can keep ``dot`` busy for
 minutes, so ``dot`` runs under :func:`subprocess.run` with one. Graphs over the drawing cap are
-not handed to ``dot`` at all. Renders are cached by the SHA-256 of their DOT source in Django's
-cache, so a frozen version is laid out once and an unchanged draft is never laid out twice; a
-layout that ran out of time is cached too, as *too large to draw* with its size, so showing
-that graph again costs nothing.
+not handed to ``dot`` at all. Renders are cached by the SHA-256 of their DOT source in the
+canvas cache (``CACHES["canvas"]``: a table of the database that every web process shares,
+bounded by ``GATEHOUSE_CANVAS_CACHE_ENTRIES``; the SVG is kept compressed), so a graph is laid
+out once per installation and an unchanged draft is never laid out twice; a layout that ran out
+of time is cached too, as *too large to draw* with its size, so showing that graph again costs
+nothing, in any process.
 
 Each process runs at most ``GATEHOUSE_GRAPHVIZ_MAX_PROCESSES`` layouts at once. A request that
 finds them all taken waits at most ``GATEHOUSE_GRAPHVIZ_WAIT`` seconds for one, then shows
@@ -22,12 +24,13 @@ import re
 import shutil
 import subprocess
 import threading
+import zlib
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
 
-__all__ = ["BUSY", "TOO_LARGE", "Canvas", "render_svg"]
+__all__ = ["BUSY", "CACHE", "TOO_LARGE", "Canvas", "render_svg"]
 
 TOO_LARGE = "This graph is too large to draw here"
 BUSY = (
@@ -35,8 +38,12 @@ BUSY = (
     "Try again in a moment."
 )
 _PROLOGUE = re.compile(r"\A(?:<\?xml[^>]*\?>|<!DOCTYPE[^>]*>|<!--.*?-->|\s)+", re.DOTALL)
+#: The cache alias (editor.settings: a table of the database every web process shares).
+CACHE = "canvas"
 _CACHE_PREFIX = "canvas:"
-#: The cache value of a layout that ran out of time: this marker, then the message.
+#: Cache values: (``_SVG``, the SVG compressed), or (``_TIMED_OUT``, the message) for a layout
+#: that ran out of time.
+_SVG = "svg"
 _TIMED_OUT = "timed-out"
 
 
@@ -75,12 +82,18 @@ def _slots() -> threading.BoundedSemaphore:
         return slots
 
 
+def _cache() -> BaseCache:
+    return caches[CACHE]
+
+
 def _cached(key: str) -> Canvas | None:
-    value = caches["default"].get(key)
-    if isinstance(value, str):
-        return Canvas(value)
-    if isinstance(value, tuple) and len(value) == 2 and value[0] == _TIMED_OUT:
-        return Canvas(None, str(value[1]))
+    value = _cache().get(key)
+    if isinstance(value, tuple) and len(value) == 2:
+        kind, content = value
+        if kind == _SVG and isinstance(content, bytes):
+            return Canvas(zlib.decompress(content).decode("utf-8"))
+        if kind == _TIMED_OUT:
+            return Canvas(None, str(content))
     return None
 
 
@@ -115,7 +128,7 @@ def render_svg(source: str, *, nodes: int, edges: int) -> Canvas:
 
 
 def _lay_out(binary: str, source: str, key: str, *, nodes: int, edges: int) -> Canvas:
-    cache = caches["default"]
+    cache = _cache()
     timeout = float(_setting("GATEHOUSE_GRAPHVIZ_TIMEOUT", 5.0))
     try:
         result = subprocess.run(
@@ -136,5 +149,6 @@ def _lay_out(binary: str, source: str, key: str, *, nodes: int, edges: int) -> C
     if result.returncode != 0:
         return Canvas(None, "Graphviz could not draw this graph.")
     svg = _PROLOGUE.sub("", result.stdout.decode("utf-8", "replace"))
-    cache.set(key, svg, None)
+    # Compressed: an SVG of hundreds of nodes is hundreds of kilobytes of repetitive text.
+    cache.set(key, (_SVG, zlib.compress(svg.encode("utf-8"), 6)), None)
     return Canvas(svg)

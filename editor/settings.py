@@ -258,6 +258,9 @@ GATEHOUSE_GRAPHVIZ_MAX_PROCESSES = env_int("GATEHOUSE_GRAPHVIZ_MAX_PROCESSES", 2
 GATEHOUSE_GRAPHVIZ_WAIT = env_int("GATEHOUSE_GRAPHVIZ_WAIT", 2, minimum=0)
 GATEHOUSE_DRAW_MAX_NODES = env_int("GATEHOUSE_DRAW_MAX_NODES", 500)
 GATEHOUSE_DRAW_MAX_EDGES = env_int("GATEHOUSE_DRAW_MAX_EDGES", 2000)
+# Rendered canvases kept in the canvas cache (a table of the database, shared by every web
+# process): past it, a quarter of them is dropped (docs/operations.md, "The canvas cache").
+GATEHOUSE_CANVAS_CACHE_ENTRIES = env_int("GATEHOUSE_CANVAS_CACHE_ENTRIES", 2000, minimum=10)
 # Django's own caps agree with ours: a form body, or an uploaded file, up to the cap is read
 # into memory (never spooled to disk); editor.middleware refuses a larger body before either.
 DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
@@ -387,6 +390,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Runs are driven by `manage.py db_worker`. The queue only dispatches: a run's durability lives
 # in its lease and its event log, so any other django.tasks backend can replace this one.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+
+# The canvas cache (editor.rendering): SVG by the SHA-256 of its DOT source, in a table of the
+# database (created by a migration, editor.models.CanvasCacheEntry) that every web process on
+# every machine shares, so a graph is laid out once per installation. The default cache is
+# each process's own memory (nothing shared is kept in it).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "canvas": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "gatehouse_canvas_cache",
+        "TIMEOUT": None,
+        "OPTIONS": {"MAX_ENTRIES": GATEHOUSE_CANVAS_CACHE_ENTRIES, "CULL_FREQUENCY": 4},
+    },
+}
 
 # --- Email (spec 07): approvers are told when a gate waits for them ---------------------------
 
