@@ -54,6 +54,14 @@ def env_int(name: str, default: int, *, minimum: int = 1) -> int:
     return number
 
 
+def env_optional_int(name: str, *, minimum: int = 1) -> int | None:
+    """Like :func:`env_int`, but unset or empty means ``None`` (no value: no limit)."""
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return None
+    return env_int(name, minimum, minimum=minimum)
+
+
 def env_list(name: str, default: list[str] | None = None) -> list[str]:
     """A comma-separated list; blank items are dropped."""
     value = os.environ.get(name)
@@ -292,6 +300,9 @@ GATEHOUSE_RUN_RETRY_BACKOFF = env_int("GATEHOUSE_RUN_RETRY_BACKOFF", 5, minimum=
 # watchdog; one stuck that long again after that takes its worker process down (see
 # docs/engine.md, "The watchdog").
 GATEHOUSE_RUN_WATCHDOG_GRACE = env_int("GATEHOUSE_RUN_WATCHDOG_GRACE", 30)
+# Data retention: `manage.py prune` removes the runs that finished (completed, failed or
+# abandoned) more than this many days ago, with their event logs. Unset: kept forever.
+GATEHOUSE_FINISHED_RUN_RETENTION_DAYS = env_optional_int("GATEHOUSE_FINISHED_RUN_RETENTION_DAYS")
 # The installation's own tools (importable module paths), and the hosts http_request may call.
 GATEHOUSE_TOOL_MODULES = env_list("GATEHOUSE_TOOL_MODULES")
 GATEHOUSE_HTTP_ALLOW = env_list("GATEHOUSE_HTTP_ALLOW")
