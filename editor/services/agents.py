@@ -39,10 +39,17 @@ from editor.graph.agent_files import (
 from editor.models import AgentDefinition
 from editor.services.access import can_author
 from editor.services.errors import InvalidAgent, NotAllowed, UnknownAgent, UnsupportedMediaType
-from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, encode_cursor, page_of
 from editor.services.storable import nul_path
 
-__all__ = ["AgentInfo", "StoredAgent", "create_agent", "get_agent", "list_agents"]
+__all__ = [
+    "AgentInfo",
+    "StoredAgent",
+    "create_agent",
+    "get_agent",
+    "list_agents",
+    "page_starting_at",
+]
 
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -174,3 +181,19 @@ def list_agents(*, cursor: str | None = None, limit: int = DEFAULT_LIMIT) -> Pag
         rows = rows.filter(Q(name__gt=name) | Q(name=name, hash__gt=digest))
     page = page_of(list(rows[: limit + 1]), limit, lambda row: [row.name, row.hash])
     return Page([_info(row) for row in page.items], page.next)
+
+
+def page_starting_at(digest: str) -> str | None:
+    """The cursor of the list page that starts with the definition ``digest`` (``None``: the
+    first page), for a link straight to it."""
+    agent = AgentDefinition.objects.filter(hash=digest).values_list("name", "hash").first()
+    if agent is None:
+        return None
+    name, _ = agent
+    before = (
+        AgentDefinition.objects.filter(Q(name__lt=name) | Q(name=name, hash__lt=digest))
+        .order_by("-name", "-hash")
+        .values_list("name", "hash")
+        .first()
+    )
+    return encode_cursor(list(before)) if before else None
