@@ -28,6 +28,9 @@ __all__ = [
 ]
 
 HASH_LENGTH = len("sha256:") + 64
+#: The events that record a person's decision (spec 04: ``Resumed``, ``BudgetRaised``,
+#: ``Reconciled``), sorted: the decision log's partial index and its query spell them alike.
+RESOLUTION_KINDS = ("BudgetRaised", "Reconciled", "Resumed")
 
 
 class ImmutableRecord(Exception):
@@ -300,7 +303,8 @@ class RunEvent(models.Model):
     """One envelope of a run's log. ``(run, seq)`` is unique: the database itself refuses a
     second event at a position, which is what makes a resolution happen exactly once."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    # Found by run through the unique (run, seq) index, which leads with it.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events", db_index=False)
     seq = models.PositiveIntegerField()
     schema_version = models.PositiveSmallIntegerField(default=1)
     recorded_at = models.CharField(max_length=32)
@@ -311,6 +315,16 @@ class RunEvent(models.Model):
         ordering = ("run", "seq")
         constraints: ClassVar[list[models.BaseConstraint]] = [
             models.UniqueConstraint(fields=("run", "seq"), name="one_event_per_seq")
+        ]
+        indexes: ClassVar[list[models.Index]] = [
+            # The decision log, newest first: only the resolutions, in id order. A query uses
+            # it with this condition written as SQL (editor.services.inbox_log): SQLite takes a
+            # partial index only for a condition of literals, never of bound parameters.
+            models.Index(
+                fields=("-id",),
+                name="event_resolutions",
+                condition=models.Q(kind__in=RESOLUTION_KINDS),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from editor.engine import graph_projection, resolve_names, run_status, start_event
@@ -82,6 +82,7 @@ __all__ = [
     "run_detail",
     "run_events",
     "run_graph",
+    "run_list_query",
     "run_rows",
     "start_run",
     "validate_runnable",
@@ -148,13 +149,10 @@ def replay(run_id: str) -> dict[str, Any]:
     return folded
 
 
-def run_rows(
-    filters: RunFilter = NO_RUN_FILTER, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
-) -> Page[Run]:
-    """A page of run rows, newest first, kept by ``filters``
-    (:mod:`editor.services.run_filters`), with each run's document and starter: one query,
-    whatever the filters and however many runs there are. Raises :class:`InvalidCursor` for a
-    cursor this server could not have handed out."""
+def run_list_query(filters: RunFilter = NO_RUN_FILTER, cursor: str | None = None) -> QuerySet[Run]:
+    """The runs ``filters`` keeps after ``cursor``, newest first, with each run's document and
+    starter (the query of :func:`run_rows`, whose plans a test reads on PostgreSQL). Raises
+    :class:`InvalidCursor` for a cursor this server could not have handed out."""
     runs = filters.apply(
         Run.objects.select_related("document", "created_by").order_by("-created_at", "-id")
     )
@@ -165,8 +163,21 @@ def run_rows(
             pk = uuid.UUID(key)
         except ValueError:
             raise InvalidCursor() from None
-        runs = runs.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk))
-    rows = list(runs[: limit + 1])
+        # The first condition alone is a range of the index, where the scan starts; the
+        # second only drops the runs of the cursor's own moment that were shown already.
+        runs = runs.filter(created_at__lte=created_at).filter(
+            Q(created_at__lt=created_at) | Q(id__lt=pk)
+        )
+    return runs
+
+
+def run_rows(
+    filters: RunFilter = NO_RUN_FILTER, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+) -> Page[Run]:
+    """A page of run rows, newest first, kept by ``filters``
+    (:mod:`editor.services.run_filters`), with each run's document and starter: one query,
+    whatever the filters and however many runs there are."""
+    rows = list(run_list_query(filters, cursor)[: limit + 1])
     return page_of(rows, limit, lambda row: [row.created_at.isoformat(), str(row.id)])
 
 

@@ -230,3 +230,12 @@ def test_our_own_listings_do_not_grow_with_the_size_of_the_graphs_they_name(
         path: large[path] - small[path] for path in small if abs(large[path] - small[path]) > 16
     }
     assert not grown, f"bytes more for the larger graph: {grown}"
+
+
+def test_the_decision_logs_index_names_every_kind_of_resolution_the_engine_records() -> None:
+    from editor.engine.status import RESOLUTION_KINDS as ENGINE_KINDS
+    from editor.models import RESOLUTION_KINDS
+
+    assert RESOLUTION_KINDS == tuple(sorted(ENGINE_KINDS))
+    (index,) = [i for i in RunEvent._meta.indexes if i.name == "event_resolutions"]
+    assert index.condition.children == [("kind__in", RESOLUTION_KINDS)]
