@@ -39,7 +39,7 @@ from editor.services.graphs import is_graph_hash
 from editor.services.inbox_filters import read_day
 from editor.services.storable import NUL
 
-__all__ = ["NO_RUN_FILTER", "RunFilter", "read_run_filter"]
+__all__ = ["MAX_LABELS", "NO_RUN_FILTER", "STATES", "RunFilter", "read_run_filter"]
 
 #: Every state a run can be in, in the order the engine defines them.
 STATES = tuple(state.value for state in RunState)
@@ -114,10 +114,12 @@ def _label(key: str, value: str | None) -> Any:
     return Exact(KeyTextTransform(key, "labels"), value)
 
 
-def _text(params: Mapping[str, Any], name: str) -> str | None:
+def _text(params: Mapping[str, Any], name: str, *, strip: bool = True) -> str | None:
     raw = params.get(name)
-    text = str(raw).strip() if raw is not None else ""
-    if not text:
+    text = str(raw) if raw is not None else ""
+    if strip:
+        text = text.strip()
+    if not text.strip():
         return None
     if len(text) > _MAX_LENGTH.get(name, 10):
         raise InvalidRequest(f"`{name}` is too long", name)
@@ -148,7 +150,10 @@ def read_run_filter(params: Any, *, state_name: str = "state") -> RunFilter:
     if isinstance(raw_labels, str):
         raw_labels = [raw_labels]
     label_texts = [
-        text for text in (_text({"label": raw}, "label") for raw in raw_labels or ()) if text
+        # Not stripped: a label's value may begin or end with a space.
+        text
+        for text in (_text({"label": raw}, "label", strip=False) for raw in raw_labels or ())
+        if text
     ]
     day_from, day_to = _text(params, "from"), _text(params, "to")
     since = read_day("from", day_from) if day_from else None

@@ -133,6 +133,8 @@ def late_cursors(seeded: Any) -> dict[str, str]:
         "agents": encode_cursor([agent.name, agent.hash]),
         "decisions": encode_cursor([decision]),
         "inbox": cursor or "",
+        "events": str(int(Run.objects.get(id=seeded.big_run).event_count * 0.8)),
+        "versions": encode_cursor([5]),
     }
 
 
@@ -172,6 +174,11 @@ def requests(seeded: Any, cursors: dict[str, str]) -> list[tuple[str, str, dict[
         ("GET /v1/documents", "/v1/documents", {}),
         ("GET /v1/documents late cursor", f"/v1/documents?cursor={cursors['documents']}", {}),
         ("GET /v1/documents/{slug}/versions", f"/v1/documents/{slug}/versions", {}),
+        (
+            "GET /v1/documents/{slug}/versions late",
+            f"/v1/documents/{slug}/versions?limit=5&cursor={cursors['versions']}",
+            {},
+        ),
         ("GET /v1/runs?limit=50", "/v1/runs?limit=50", {}),
         ("GET /v1/runs late cursor", f"/v1/runs?limit=50&cursor={cursors['runs']}", {}),
         ("GET /v1/runs?status=", "/v1/runs?limit=50&status=suspended", {}),
@@ -188,6 +195,11 @@ def requests(seeded: Any, cursors: dict[str, str]) -> list[tuple[str, str, dict[
             {},
         ),
         ("GET /v1/runs/{id}/events", f"/v1/runs/{seeded.big_run}/events", {}),
+        (
+            "GET /v1/runs/{id}/events late",
+            f"/v1/runs/{seeded.big_run}/events?after={cursors['events']}",
+            {},
+        ),
         ("GET /v1/agents?limit=50", "/v1/agents?limit=50", {}),
         ("GET /v1/agents late cursor", f"/v1/agents?limit=50&cursor={cursors['agents']}", {}),
         ("GET /v1/inbox", "/v1/inbox", {}),

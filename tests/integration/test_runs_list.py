@@ -231,3 +231,14 @@ def test_a_filter_that_cannot_be_read_is_said_on_the_page(client: Client, operat
     assert "`from` must be a day written YYYY-MM-DD" in response.content.decode()
     assert fragment.status_code == 200  # htmx swaps it in
     assert "key=value" in fragment.content.decode()
+
+
+def test_a_label_value_is_matched_exactly_spaces_and_all(
+    client: Client, author: User, operator: User
+) -> None:
+    client.force_login(operator)
+    _slug, digest = frozen(author, "Spaced")
+    spaced = started(operator, digest, labels={"note": " a b "})
+    started(operator, digest, labels={"note": "a b"})
+
+    assert listed(client, label="note= a b ") == [spaced]
