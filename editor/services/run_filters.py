@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.lookups import Exact
 
 from editor.engine.states import RunState
-from editor.models import Run
+from editor.models import Document, Run
 from editor.services.errors import InvalidRequest
 from editor.services.graphs import is_graph_hash
 from editor.services.inbox_filters import read_day
@@ -84,10 +85,15 @@ class RunFilter:
         if self.graph is not None:
             # Text that is not a graph's hash names none.
             runs = runs.filter(graph_id=self.graph) if is_graph_hash(self.graph) else runs.none()
+        # The document's and the person's ids as subqueries of one row, not joins: the
+        # database then reads the list's index for that one id in the list's order.
         if self.document is not None:
-            runs = runs.filter(document__slug=self.document)
+            document = Document.objects.filter(slug=self.document).order_by().values("id")[:1]
+            runs = runs.filter(document_id=Subquery(document))
         if self.person is not None:
-            runs = runs.filter(created_by__username=self.person)
+            people = get_user_model().objects.order_by()
+            person = people.filter(username=self.person).values("id")[:1]
+            runs = runs.filter(created_by_id=Subquery(person))
         for key, value in self.labels:
             runs = runs.filter(_label(key, value))
         if self.since is not None:
