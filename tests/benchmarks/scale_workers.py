@@ -121,7 +121,53 @@ def check(ids: list[str]) -> tuple[float, int]:
     return (last - first).total_seconds(), max(tasks[run] for run in ids)
 
 
-WORKER = ["manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.05"]
+WORKER = [
+    "manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.05",
+    "--verbosity", "0",
+]  # fmt: skip
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def database_cpu(data: Path) -> dict[int, float]:
+    """CPU time of each of the cluster's server processes (the postmaster and its children)."""
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    used = {postmaster: cpu_seconds(postmaster)}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if parent == postmaster:
+                used[int(entry.name)] = cpu_seconds(int(entry.name))
+    return used
+
+
+def database_cpu_since(data: Path, before: dict[int, float]) -> float:
+    """CPU time the server processes used since ``before`` (a process that ended meanwhile is
+    not counted: the workers' own connections are still open when this is read)."""
+    return sum(used - before.get(pid, 0.0) for pid, used in database_cpu(data).items())
+
+
+def commits() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        )
+        return int(cursor.fetchone()[0])
 
 
 def workers(count: int, env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
@@ -139,7 +185,7 @@ def stop(processes: list[subprocess.Popen[bytes]]) -> None:
             process.wait()
 
 
-def measure(env: dict[str, str], runs_per_round: int, counts: list[int]) -> None:
+def measure(env: dict[str, str], data: Path, runs_per_round: int, counts: list[int]) -> None:
     os.environ.update(env)
     import django
 
@@ -160,14 +206,21 @@ def measure(env: dict[str, str], runs_per_round: int, counts: list[int]) -> None
         f"scale-out on PostgreSQL: {runs_per_round:,} runs a round, each {len(TOOLS)} tools "
         f"that wait 20 ms; {os.cpu_count()} cores"
     )
-    print(f"  {'workers':>7} {'runs/s':>8} {'speed-up':>9} {'seconds':>8}  checked")
+    print(
+        f"  {'workers':>7} {'runs/s':>8} {'speed-up':>9} {'seconds':>8} {'worker CPU':>11} "
+        f"{'db CPU':>7} {'commits':>8}  checked"
+    )
     base = None
     for count in counts:
         ids = start_runs(runs_per_round, digest, operator)
+        commits_before, db_before = commits(), database_cpu(data)
         connection.close()
         processes = workers(count, env)
         try:
             wait_until_done(ids, BOUND)
+            worker_cpu = sum(cpu_seconds(process.pid) for process in processes)
+            db_cpu = database_cpu_since(data, db_before)
+            committed = commits() - commits_before
         finally:
             stop(processes)
         seconds, tasks = check(ids)
@@ -177,11 +230,18 @@ def measure(env: dict[str, str], runs_per_round: int, counts: list[int]) -> None
         assert audit.returncode == 0, audit.stdout.decode() + audit.stderr.decode()
         rate = runs_per_round / seconds
         base = base or rate
+        per_run = 1000 / runs_per_round
         print(
-            f"  {count:>7} {rate:8.1f} {rate / base:8.2f}x {seconds:8.1f}  every log whole "
-            f"and once, {tasks} queue task(s) a run at most, audit_events clean",
+            f"  {count:>7} {rate:8.1f} {rate / base:8.2f}x {seconds:8.1f} "
+            f"{worker_cpu * per_run:8.1f} ms {db_cpu * per_run:4.1f} ms "
+            f"{committed / runs_per_round:8.1f}  every log whole and once, {tasks} queue "
+            "task(s) a run at most, audit_events clean",
             flush=True,
         )
+    print(
+        "  (CPU and commits per run: the workers' processes, the database's server processes, "
+        "and the transactions the database committed, while the runs ran)"
+    )
 
 
 def main() -> None:
@@ -198,7 +258,7 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="gatehouse-bench-workers-") as folder,
         private_postgres(port, prefix="gatehouse-bench-workers-pg-") as server,
     ):
-        measure(environment(Path(folder), server.url), arguments.runs, counts)
+        measure(environment(Path(folder), server.url), server.data, arguments.runs, counts)
 
 
 if __name__ == "__main__":
