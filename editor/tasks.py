@@ -56,6 +56,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _PARKED = frozenset(state.value for state in PARKED)
+#: Ids per query when the sweep asks about a whole backlog (SQLite takes at most 32,766).
+_CHUNK = 1000
 
 
 def new_owner() -> str:
@@ -259,8 +261,13 @@ def _waiting_in_queue(task_ids: Collection[str]) -> set[str]:
         for task_id in wanted:
             with contextlib.suppress(ValueError):
                 valid.append(uuid.UUID(task_id))
-        found = DBTaskResult.objects.filter(id__in=valid, status=TaskResultStatus.READY)
-        return {str(task_id) for task_id in found.values_list("id", flat=True)}
+        found: set[str] = set()
+        for start in range(0, len(valid), _CHUNK):
+            ready = DBTaskResult.objects.filter(
+                id__in=valid[start : start + _CHUNK], status=TaskResultStatus.READY
+            )
+            found.update(str(task_id) for task_id in ready.values_list("id", flat=True))
+        return found
     waiting = set()
     for task_id in wanted:
         try:
@@ -297,10 +304,10 @@ def sweep_expired_leases() -> int:
     # A run no driver ever took since its task was queued, whose task still waits.
     waiting = _waiting_in_queue([row[5] for row in candidates if not row[1]])
     kept = [row[0] for row in candidates if not row[1] and row[5] in waiting]
-    if kept:
-        Run.objects.filter(stranded, id__in=kept, lease_owner="", state__in=DRIVABLE).update(
-            lease_expires_at=now + lease
-        )
+    for start in range(0, len(kept), _CHUNK):
+        Run.objects.filter(
+            stranded, id__in=kept[start : start + _CHUNK], lease_owner="", state__in=DRIVABLE
+        ).update(lease_expires_at=now + lease)
     queued = 0
     for run_id, owner, expires_at, attempts, last_error, task_id in candidates:
         if not owner and task_id in waiting:
