@@ -13,8 +13,8 @@ they differed between answers) and the size of the answer's body.
 
 Options: ``sqlite`` or ``postgresql`` (default both), ``--fraction 0.01`` to try the script on
 a hundredth of the data, ``--json FILE`` to also write the figures as JSON, ``--keep DIR`` to
-keep the SQLite database in ``DIR`` (seeded once, measured again on later runs: for work on
-one query).
+keep the SQLite database in ``DIR`` (or to use ``DATABASE_URL``'s, an empty database), seeded
+once and measured again on later runs: for work on one query.
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ def main() -> None:
     if arguments.keep:
         kept = Path(arguments.keep).resolve()
         kept.mkdir(parents=True, exist_ok=True)
-        setup_django(kept, database="scale.sqlite3")
+        setup_django(kept, database="scale.sqlite3", respect_url=True)
         run_here(arguments.fraction, arguments.json, kept)
         return
     if arguments.here:
