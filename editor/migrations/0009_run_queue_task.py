@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('editor', '0008_run_list_indexes'),
+        ("editor", "0008_run_list_indexes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='queue_task',
+            model_name="run",
+            name="queue_task",
             field=models.CharField(blank=True, max_length=64),
         ),
     ]

@@ -4,21 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('editor', '0009_run_queue_task'),
+        ("editor", "0009_run_queue_task"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CanvasCacheEntry',
+            name="CanvasCacheEntry",
             fields=[
-                ('cache_key', models.CharField(max_length=255, primary_key=True, serialize=False)),
-                ('value', models.TextField()),
-                ('expires', models.DateTimeField(db_index=True)),
+                ("cache_key", models.CharField(max_length=255, primary_key=True, serialize=False)),
+                ("value", models.TextField()),
+                ("expires", models.DateTimeField(db_index=True)),
             ],
             options={
-                'db_table': 'gatehouse_canvas_cache',
+                "db_table": "gatehouse_canvas_cache",
             },
         ),
     ]
