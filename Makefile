@@ -24,13 +24,15 @@ BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key) \
 	$(if $(GATEHOUSE_BASE_URL),,GATEHOUSE_BASE_URL=http://127.0.0.1:$(PORT))
 
-.PHONY: help run test lint bench load faults fuzz schema setup setup-dev graphviz chromium
+.PHONY: help run test lint bench bench-scale bench-workers load faults fuzz schema setup setup-dev graphviz chromium
 
 help:
 	@echo "make run     set up, migrate, create the first user and the demo, serve and run a worker on 127.0.0.1:$(PORT)"
 	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
 	@echo "make lint    import contracts, ruff check, ruff format --check"
 	@echo "make bench   the graph core, /v1/graphs/validate, live validation, the engine, the inbox, schemas, map pool, streams, the run page, the editor in Chromium"
+	@echo "make bench-scale  every page and list at 10,000 documents and 100,000 runs (SQLite, private PostgreSQL), then workers' scale-out"
+	@echo "make bench-workers  runs/s with 1, 2 and 4 db_worker processes on a private PostgreSQL"
 	@echo "make load    load test: gunicorn, PostgreSQL and 2 run workers under authors, API clients, approvers"
 	@echo "make faults  fault tests: kill -9 a worker, restart PostgreSQL, fill the body cap (private PostgreSQL)"
 	@echo "make fuzz    the fuzzers for longer: the parser, expressions and pages (Hypothesis), /v1 (Schemathesis)"
@@ -137,6 +139,19 @@ lint: $(VENV)/.dev-installed
 # The browser benchmark drives Chromium through Playwright (development tools).
 bench: setup-dev
 	@for benchmark in $(BENCHMARKS); do echo "== $$benchmark"; $(PY) "$$benchmark"; echo; done
+
+# Outside make test: an installation after a year (10,000 documents, 100,000 runs, 1,000,000
+# events) seeded in bulk on SQLite and on a private PostgreSQL cluster (initdb in a temporary
+# folder, port GATEHOUSE_BENCH_PG_PORT, default 55444), then every page and API list timed;
+# SCALE_ARGS passes options (sqlite or postgresql alone, --fraction 0.01 for a quick trial).
+# Then the workers' scale-out: 2,000 runs with 1, 2 and 4 db_worker processes on PostgreSQL
+# (make bench-workers alone; WORKERS_ARGS: --runs, --workers).
+bench-scale: setup
+	$(PY) tests/benchmarks/scale.py $(SCALE_ARGS)
+	$(PY) tests/benchmarks/scale_workers.py $(WORKERS_ARGS)
+
+bench-workers: setup
+	$(PY) tests/benchmarks/scale_workers.py $(WORKERS_ARGS)
 
 # A private PostgreSQL server (or DATABASE_URL's), gunicorn and 2 run workers on loopback, under
 # a mix of traffic for 60 s; LOAD_ARGS passes options (--duration, --authors, --clients, …).

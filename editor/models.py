@@ -16,6 +16,7 @@ from django.db import models
 __all__ = [
     "AgentDefinition",
     "ApiToken",
+    "CanvasCacheEntry",
     "Document",
     "DocumentAlias",
     "Draft",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 HASH_LENGTH = len("sha256:") + 64
+#: The events that record a person's decision (spec 04: ``Resumed``, ``BudgetRaised``,
+#: ``Reconciled``), sorted: the decision log's partial index and its query spell them alike.
+RESOLUTION_KINDS = ("BudgetRaised", "Reconciled", "Resumed")
 
 
 class ImmutableRecord(Exception):
@@ -276,15 +280,24 @@ class Run(models.Model):
     append so lists and the inbox can query them."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    graph = models.ForeignKey(FrozenGraph, on_delete=models.PROTECT, related_name="runs")
+    # The foreign keys' own indexes are the runs list's (Meta.indexes), which lead with them.
+    graph = models.ForeignKey(
+        FrozenGraph, on_delete=models.PROTECT, related_name="runs", db_index=False
+    )
     #: The document the run was started from, when it was started from one (for the inbox).
     document = models.ForeignKey(
-        Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+        Document,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="runs",
+        db_index=False,
     )
     input = models.JSONField(null=True, blank=True)
+    #: Filtered by the runs list; on PostgreSQL through a GIN index (migration 0008).
     labels = models.JSONField(default=dict, blank=True)
     #: One of ``editor.engine.RunState``.
-    state = models.CharField(max_length=32, default="queued", db_index=True)
+    state = models.CharField(max_length=32, default="queued")
     #: The status object of spec 05: ``{"state": …, …state fields}``.
     status = models.JSONField(default=dict)
     event_count = models.PositiveIntegerField(default=0)
@@ -301,6 +314,9 @@ class Run(models.Model):
     #: Why the last of those drives stopped, when its worker could tell (a lost database);
     #: named in the run's failure when the attempts run out.
     drive_error = models.CharField(max_length=200, blank=True)
+    #: The id of the last queue task handed out to drive the run (``editor.tasks``): the
+    #: lease sweep asks the queue whether it still waits there before handing out another.
+    queue_task = models.CharField(max_length=64, blank=True)
     #: Running totals of the log, kept by each append (``editor.engine.summary``) so that a
     #: list of runs reads them from the row: when its first and last events were recorded,
     #: how many model calls it asked for, and the tokens their completions reported.
@@ -318,14 +334,26 @@ class Run(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
     )
 
     class Meta:
         ordering = ("-created_at",)
         indexes: ClassVar[list[models.Index]] = [
             models.Index(fields=("state", "parked_at"), name="run_state_parked"),
-            models.Index(fields=("graph", "-created_at"), name="run_graph_created"),
+            # The runs list, newest first, paged on (created_at, id): one index per filter,
+            # each in the list's order, so a page reads its rows and stops
+            # (editor.services.run_filters; the label filter has a GIN index on PostgreSQL).
+            models.Index(fields=("-created_at", "-id"), name="run_created"),
+            models.Index(fields=("state", "-created_at", "-id"), name="run_state_created"),
+            models.Index(fields=("graph", "-created_at", "-id"), name="run_graph_created"),
+            models.Index(fields=("document", "-created_at", "-id"), name="run_document_created"),
+            models.Index(fields=("created_by", "-created_at", "-id"), name="run_starter_created"),
             # The inbox: parked runs oldest first, their graphs, their count (parked_at is set
             # exactly while a run is parked).
             models.Index(
@@ -348,7 +376,8 @@ class RunEvent(models.Model):
     """One envelope of a run's log. ``(run, seq)`` is unique: the database itself refuses a
     second event at a position, which is what makes a resolution happen exactly once."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    # Found by run through the unique (run, seq) index, which leads with it.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events", db_index=False)
     seq = models.PositiveIntegerField()
     schema_version = models.PositiveSmallIntegerField(default=1)
     recorded_at = models.CharField(max_length=32)
@@ -360,6 +389,33 @@ class RunEvent(models.Model):
         constraints: ClassVar[list[models.BaseConstraint]] = [
             models.UniqueConstraint(fields=("run", "seq"), name="one_event_per_seq")
         ]
+        indexes: ClassVar[list[models.Index]] = [
+            # The decision log, newest first: only the resolutions, in id order. A query uses
+            # it with this condition written as SQL (editor.services.inbox_log): SQLite takes a
+            # partial index only for a condition of literals, never of bound parameters.
+            models.Index(
+                fields=("-id",),
+                name="event_resolutions",
+                condition=models.Q(kind__in=RESOLUTION_KINDS),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id}#{self.seq} {self.kind}"
+
+
+class CanvasCacheEntry(models.Model):
+    """The canvas cache's table: Django's database cache (``CACHES["canvas"]``) keeps rendered
+    SVG in it, by the SHA-256 of the DOT source (``editor.rendering``). It is the table
+    ``createcachetable`` would make, created by a migration like every other table so that
+    ``migrate`` is the only step; only the cache backend reads and writes it."""
+
+    cache_key = models.CharField(max_length=255, primary_key=True)
+    value = models.TextField()
+    expires = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "gatehouse_canvas_cache"
+
+    def __str__(self) -> str:
+        return self.cache_key

@@ -2,11 +2,13 @@
 how many Graphviz processes run at once.
 
 ``graphviz``'s own ``pipe()`` has no timeout, and a dense graph can keep ``dot`` busy for
-minutes, so Graphviz runs under :func:`subprocess.run` with one. Graphs over the drawing cap are
-not handed to it at all. Renders are cached by the SHA-256 of their DOT source in Django's
-cache, so a frozen version is laid out once and an unchanged draft is never laid out twice; a
-layout that ran out of time is cached too, as *too large to draw* with its size, so showing
-that graph again costs nothing.
+minutes, so ``dot`` runs under :func:`subprocess.run` with one. Graphs over the drawing cap are
+not handed to ``dot`` at all. Renders are cached by the SHA-256 of their DOT source in the
+canvas cache (``CACHES["canvas"]``: a table of the database that every web process shares,
+bounded by ``GATEHOUSE_CANVAS_CACHE_ENTRIES``; the SVG is kept compressed), so a graph is laid
+out once per installation and an unchanged draft is never laid out twice; a layout that ran out
+of time is cached too, as *too large to draw* with its size, so showing that graph again costs
+nothing, in any process.
 
 Each process runs at most ``GATEHOUSE_GRAPHVIZ_MAX_PROCESSES`` Graphviz processes at once. A
 request that finds them all taken waits at most ``GATEHOUSE_GRAPHVIZ_WAIT`` seconds for one,
@@ -26,15 +28,16 @@ import re
 import shutil
 import subprocess
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
 
-__all__ = ["BUSY", "TOO_LARGE", "Canvas", "lay_out", "render_svg"]
+__all__ = ["BUSY", "CACHE", "TOO_LARGE", "Canvas", "lay_out", "render_svg"]
 
 TOO_LARGE = "This graph is too large to draw here"
 BUSY = (
@@ -42,9 +45,13 @@ BUSY = (
     "Try again in a moment."
 )
 _PROLOGUE = re.compile(r"\A(?:<\?xml[^>]*\?>|<!DOCTYPE[^>]*>|<!--.*?-->|\s)+", re.DOTALL)
+#: The cache alias (editor.settings: a table of the database every web process shares).
+CACHE = "canvas"
 _CACHE_PREFIX = "canvas:"
 _LAYOUT_PREFIX = "layout:"
-#: The cache value of a layout that ran out of time: this marker, then the message.
+#: Cache values: (``_SVG``, the SVG compressed), or (``_TIMED_OUT``, the message) for a layout
+#: that ran out of time.
+_SVG = "svg"
 _TIMED_OUT = "timed-out"
 
 
@@ -160,7 +167,7 @@ def lay_out(source: str, *, nodes: int, edges: int) -> dict[str, Any] | str:
             output = _run(["dot", "-Tjson0"], source, nodes=nodes, edges=edges)
     except _Refused as refused:
         if refused.timed_out:  # remembered, so the next view costs nothing
-            caches["default"].set(key, (_TIMED_OUT, refused.message), None)
+            _cache().set(key, (_TIMED_OUT, refused.message), None)
         return refused.message
     laid = json.loads(output)
     layout: dict[str, Any] = {"bb": laid.get("bb", ""), "nodes": {}, "edges": {}, "clusters": {}}
@@ -176,12 +183,18 @@ def lay_out(source: str, *, nodes: int, edges: int) -> dict[str, Any] | str:
     return layout
 
 
+def _cache() -> BaseCache:
+    return caches[CACHE]
+
+
 def _cached(key: str) -> Canvas | None:
-    value = caches["default"].get(key)
-    if isinstance(value, str):
-        return Canvas(value)
-    if isinstance(value, tuple) and len(value) == 2 and value[0] == _TIMED_OUT:
-        return Canvas(None, str(value[1]))
+    value = _cache().get(key)
+    if isinstance(value, tuple) and len(value) == 2:
+        kind, content = value
+        if kind == _SVG and isinstance(content, bytes):
+            return Canvas(zlib.decompress(content).decode("utf-8"))
+        if kind == _TIMED_OUT:
+            return Canvas(None, str(content))
     return None
 
 
@@ -208,8 +221,9 @@ def render_svg(source: str, *, nodes: int, edges: int, pinned: bool = False) -> 
             output = _run(command, source, nodes=nodes, edges=edges)
     except _Refused as refused:
         if refused.timed_out:  # remembered, so the next view costs nothing
-            caches["default"].set(key, (_TIMED_OUT, refused.message), None)
+            _cache().set(key, (_TIMED_OUT, refused.message), None)
         return Canvas(None, refused.message, busy=refused.busy)
     svg = _PROLOGUE.sub("", output.decode("utf-8", "replace"))
-    caches["default"].set(key, svg, None)
+    # Compressed: an SVG of hundreds of nodes is hundreds of kilobytes of repetitive text.
+    _cache().set(key, (_SVG, zlib.compress(svg.encode("utf-8"), 6)), None)
     return Canvas(svg)

@@ -54,6 +54,14 @@ def env_int(name: str, default: int, *, minimum: int = 1) -> int:
     return number
 
 
+def env_optional_int(name: str, *, minimum: int = 1) -> int | None:
+    """Like :func:`env_int`, but unset or empty means ``None`` (no value: no limit)."""
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return None
+    return env_int(name, minimum, minimum=minimum)
+
+
 def env_list(name: str, default: list[str] | None = None) -> list[str]:
     """A comma-separated list; blank items are dropped."""
     value = os.environ.get(name)
@@ -260,6 +268,9 @@ GATEHOUSE_DRAW_MAX_NODES = env_int("GATEHOUSE_DRAW_MAX_NODES", 500)
 GATEHOUSE_DRAW_MAX_EDGES = env_int("GATEHOUSE_DRAW_MAX_EDGES", 2000)
 # Saved states of a draft kept per document (undo, redo, History); the oldest are pruned.
 GATEHOUSE_DRAFT_HISTORY = env_int("GATEHOUSE_DRAFT_HISTORY", 500, minimum=2)
+# Rendered canvases kept in the canvas cache (a table of the database, shared by every web
+# process): past it, a quarter of them is dropped (docs/operations.md, "The canvas cache").
+GATEHOUSE_CANVAS_CACHE_ENTRIES = env_int("GATEHOUSE_CANVAS_CACHE_ENTRIES", 2000, minimum=10)
 # Django's own caps agree with ours: a form body, or an uploaded file, up to the cap is read
 # into memory (never spooled to disk); editor.middleware refuses a larger body before either.
 DATA_UPLOAD_MAX_MEMORY_SIZE = GATEHOUSE_MAX_BODY_BYTES
@@ -291,6 +302,9 @@ GATEHOUSE_RUN_RETRY_BACKOFF = env_int("GATEHOUSE_RUN_RETRY_BACKOFF", 5, minimum=
 # watchdog; one stuck that long again after that takes its worker process down (see
 # docs/engine.md, "The watchdog").
 GATEHOUSE_RUN_WATCHDOG_GRACE = env_int("GATEHOUSE_RUN_WATCHDOG_GRACE", 30)
+# Data retention: `manage.py prune` removes the runs that finished (completed, failed or
+# abandoned) more than this many days ago, with their event logs. Unset: kept forever.
+GATEHOUSE_FINISHED_RUN_RETENTION_DAYS = env_optional_int("GATEHOUSE_FINISHED_RUN_RETENTION_DAYS")
 # The installation's own tools (importable module paths), and the hosts http_request may call.
 GATEHOUSE_TOOL_MODULES = env_list("GATEHOUSE_TOOL_MODULES")
 GATEHOUSE_HTTP_ALLOW = env_list("GATEHOUSE_HTTP_ALLOW")
@@ -391,6 +405,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Runs are driven by `manage.py db_worker`. The queue only dispatches: a run's durability lives
 # in its lease and its event log, so any other django.tasks backend can replace this one.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+
+# The canvas cache (editor.rendering): SVG by the SHA-256 of its DOT source, in a table of the
+# database (created by a migration, editor.models.CanvasCacheEntry) that every web process on
+# every machine shares, so a graph is laid out once per installation. The default cache is
+# each process's own memory (nothing shared is kept in it).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "canvas": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "gatehouse_canvas_cache",
+        "TIMEOUT": None,
+        "OPTIONS": {"MAX_ENTRIES": GATEHOUSE_CANVAS_CACHE_ENTRIES, "CULL_FREQUENCY": 4},
+    },
+}
 
 # --- Email (spec 07): approvers are told when a gate waits for them ---------------------------
 

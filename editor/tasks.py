@@ -12,20 +12,24 @@ recorded event.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import threading
 import uuid
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Collection, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Q
-from django.tasks import task
+from django.tasks import TaskResultStatus, task
+from django.tasks.exceptions import TaskResultDoesNotExist
 from django.utils import timezone
+from django_tasks_db.backend import DatabaseBackend
+from django_tasks_db.models import DBTaskResult
 
 from editor.engine import PARKED, Engine
 from editor.engine.ports import Envelope
@@ -42,6 +46,7 @@ __all__ = [
     "new_owner",
     "notify_approvers",
     "notify_operators",
+    "queue_drive",
     "queue_notification",
     "queue_operator_notification",
     "retry_delay",
@@ -51,6 +56,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _PARKED = frozenset(state.value for state in PARKED)
+#: Ids per query when the sweep asks about a whole backlog (SQLite takes at most 32,766).
+_CHUNK = 1000
 
 
 def new_owner() -> str:
@@ -129,7 +136,7 @@ def drive_run(run_id: str) -> str | None:
     if state in _PARKED and Run.objects.filter(id=run_id, state__in=DRIVABLE).exists():
         # Resolved while this worker was letting go: the resume's task found the run still
         # leased and left it, so it is queued again here rather than waiting for the sweep.
-        drive_run.enqueue(run_id)
+        queue_drive(run_id)
     return state
 
 
@@ -228,17 +235,59 @@ class AnnouncingRunStore(OrmRunStore):
 
 def enqueue_run(run_id: str) -> None:
     """Hand the run to a worker once the current transaction (which recorded it) commits."""
-    transaction.on_commit(lambda: drive_run.enqueue(str(run_id)))
+    transaction.on_commit(lambda: queue_drive(str(run_id)))
+
+
+def queue_drive(run_id: str, run_after: datetime | None = None) -> None:
+    """Queue one ``drive_run`` task for the run (not before ``run_after``), and note its id on
+    the run, where the sweep looks for it."""
+    task = drive_run if run_after is None else drive_run.using(run_after=run_after)
+    result = task.enqueue(str(run_id))
+    Run.objects.filter(id=run_id).update(queue_task=str(result.id)[:64])
+
+
+def _waiting_in_queue(task_ids: Collection[str]) -> set[str]:
+    """Which of these ``drive_run`` tasks still wait in the queue, not yet taken by a worker.
+
+    The database backend answers for all of them in one query; another backend that can look
+    its results up is asked for each; one that cannot is assumed to have lost them all (the
+    sweep then queues a task a lease period, as it did before it could ask)."""
+    wanted = [task_id for task_id in task_ids if task_id]
+    backend = drive_run.get_backend()
+    if not wanted or not backend.supports_get_result:
+        return set()
+    if isinstance(backend, DatabaseBackend):
+        valid = []
+        for task_id in wanted:
+            with contextlib.suppress(ValueError):
+                valid.append(uuid.UUID(task_id))
+        found: set[str] = set()
+        for start in range(0, len(valid), _CHUNK):
+            ready = DBTaskResult.objects.filter(
+                id__in=valid[start : start + _CHUNK], status=TaskResultStatus.READY
+            )
+            found.update(str(task_id) for task_id in ready.values_list("id", flat=True))
+        return found
+    waiting = set()
+    for task_id in wanted:
+        try:
+            result = backend.get_result(task_id)
+        except TaskResultDoesNotExist:
+            continue
+        if result.status == TaskResultStatus.READY:
+            waiting.add(task_id)
+    return waiting
 
 
 def sweep_expired_leases() -> int:
     """Queue again every run that wants a driver and has none: its lease ran out (its worker
-    died), or it was never claimed within a lease period (its task was lost). Returns how
-    many runs were queued.
+    died), or it was never claimed within a lease period and its task no longer waits in the
+    queue (the task was lost). Returns how many runs were queued.
 
-    Each is first given a fresh, ownerless lease by a conditional update, so of several
-    workers sweeping at once exactly one queues it, and the next sweep leaves it alone until
-    that lease runs out too (when its task was lost again). A run whose drives were cut off
+    A run whose task still waits in the queue (a backlog longer than a lease period) gets no
+    second task: it is given a fresh, ownerless lease, so the sweep asks again a lease period
+    later. Each run to queue is first given such a lease by a conditional update, so of several
+    workers sweeping at once exactly one queues it. A run whose drives were cut off
     ``GATEHOUSE_RUN_MAX_ATTEMPTS`` times is failed instead, naming the cause; the others are
     driven again after a backoff (:func:`retry_delay`).
     """
@@ -249,11 +298,20 @@ def sweep_expired_leases() -> int:
     )
     candidates = list(
         Run.objects.filter(stranded, state__in=DRIVABLE).values_list(
-            "id", "lease_expires_at", "drive_attempts", "drive_error"
+            "id", "lease_owner", "lease_expires_at", "drive_attempts", "drive_error", "queue_task"
         )
     )
+    # A run no driver ever took since its task was queued, whose task still waits.
+    waiting = _waiting_in_queue([row[5] for row in candidates if not row[1]])
+    kept = [row[0] for row in candidates if not row[1] and row[5] in waiting]
+    for start in range(0, len(kept), _CHUNK):
+        Run.objects.filter(
+            stranded, id__in=kept[start : start + _CHUNK], lease_owner="", state__in=DRIVABLE
+        ).update(lease_expires_at=now + lease)
     queued = 0
-    for run_id, expires_at, attempts, last_error in candidates:
+    for run_id, owner, expires_at, attempts, last_error, task_id in candidates:
+        if not owner and task_id in waiting:
+            continue
         delay = retry_delay(attempts)
         taken = Run.objects.filter(
             id=run_id, state__in=DRIVABLE, lease_expires_at=expires_at
@@ -264,10 +322,7 @@ def sweep_expired_leases() -> int:
             message = run_failures.cut_off_message(attempts, last_error)
             run_failures.fail_run(str(run_id), message, run_failures.CUT_OFF, OrmRunStore())
             continue
-        if delay:
-            drive_run.using(run_after=now + delay).enqueue(str(run_id))
-        else:
-            drive_run.enqueue(str(run_id))
+        queue_drive(str(run_id), now + delay if delay else None)
         queued += 1
         logger.info(
             "run %s: lease ran out after %s drive(s), queued again in %s s",

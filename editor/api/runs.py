@@ -8,10 +8,13 @@ server-sent events (``editor.streams``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from django.http import HttpRequest
+import orjson
+from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
+from ninja.responses import NinjaJSONEncoder
 
 from editor.api.schemas import (
     AbandonIn,
@@ -34,6 +37,7 @@ from editor.api.unoffered import agent_runs
 from editor.services import runs
 from editor.services.numbers import strict_int
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
+from editor.services.run_filters import read_run_filter
 from editor.streams.feeds import RunEvents, streaming_response
 from editor.streams.lists import json_list_response
 
@@ -75,27 +79,48 @@ def _run_json(run: runs.RunInfo) -> dict[str, Any]:
     return RunOut.from_orm(run).model_dump()
 
 
+#: ``?label=`` may be given several times (a run carrying all of them is kept).
+LABELS = Query(None, description="`key=value`, or a `key` alone; repeat for several")
+
+
 @router.get("/runs", response={200: RunListOut, 400: ErrorOut}, summary="List runs")
 def list_runs(
     request: HttpRequest,
     status: str | None = None,
     graph: str | None = None,
+    document: str | None = None,
+    label: list[str] | None = LABELS,
+    person: str | None = None,
+    since: str | None = Query(None, alias="from"),
+    until: str | None = Query(None, alias="to"),
     cursor: str | None = None,
     limit: int | None = Query(None, ge=1, le=MAX_LIMIT),
 ) -> Any:
-    """Runs, newest first; `status` keeps the runs in one state, `graph` one graph's runs.
-    Every one of them unless `cursor` or `limit` is given (then a page and its `next`)."""
-    runs.check_state_filter(status)
+    """Runs, newest first. `status` keeps one state; `graph` one graph's runs (its full hash);
+    `document` the runs started from a document (its slug); `label` runs carrying a label,
+    `key=value` or a `key` alone, repeated for several; `person` the runs someone started
+    (username); `from`/`to` the runs started on or after / on or before a day (`YYYY-MM-DD`,
+    UTC). Every one of them unless `cursor` or `limit` is given (then a page and its `next`)."""
+    filters = read_run_filter(
+        {
+            "status": status,
+            "graph": graph,
+            "document": document,
+            "label": label or [],
+            "person": person,
+            "from": since,
+            "to": until,
+        },
+        state_name="status",
+    )
     if cursor is None and limit is None:
         return json_list_response(
             request,
             "runs",
-            lambda after, size: runs.list_runs(
-                status=status, graph=graph, cursor=after, limit=size
-            ),
+            lambda after, size: runs.list_runs(filters, cursor=after, limit=size),
             _run_json,
         )
-    page = runs.list_runs(status=status, graph=graph, cursor=cursor, limit=limit or DEFAULT_LIMIT)
+    page = runs.list_runs(filters, cursor=cursor, limit=limit or DEFAULT_LIMIT)
     return {"runs": page.items, "next": page.next}
 
 
@@ -109,6 +134,17 @@ def start_agent_run(request: HttpRequest) -> None:
 def get_run(request: HttpRequest, run: str) -> runs.RunInfo:
     """A run, its status object, the totals of its log and the call it has in flight."""
     return runs.run_detail(run)
+
+
+def _json(body: dict[str, Any]) -> HttpResponse:
+    """A page of envelopes as JSON, written directly: they are the log's own JSON values in
+    :class:`EventListOut`'s shape already, and a page of a thousand of them costs ~10 ms more
+    through the schema."""
+    try:
+        content = orjson.dumps(body)
+    except (orjson.JSONEncodeError, TypeError):  # an integer past 64 bits, say
+        content = json.dumps(body, cls=NinjaJSONEncoder).encode()
+    return HttpResponse(content, content_type="application/json")
 
 
 def _wants_stream(request: HttpRequest) -> bool:
@@ -141,7 +177,8 @@ def run_events(
     of the next page. With `Accept: text/event-stream` or `from_seq` (inclusive), a live
     stream instead, resumed after `Last-Event-ID` when a client reconnects."""
     if from_seq is None and not _wants_stream(request):
-        return runs.run_events(run, after=after, limit=limit)
+        page = runs.run_events(run, after=after, limit=limit)
+        return _json({"events": page.events, "next": page.next})
     start = _stream_start(request, from_seq)
     found = runs.get_run(run)  # 404 before anything is streamed
     return streaming_response(request, RunEvents(found.run, start))

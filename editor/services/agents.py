@@ -39,7 +39,7 @@ from editor.graph.agent_files import (
 from editor.models import AgentDefinition
 from editor.services.access import can_author
 from editor.services.errors import InvalidAgent, NotAllowed, UnknownAgent, UnsupportedMediaType
-from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, encode_cursor, page_of
 from editor.services.storable import nul_path
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "create_agent",
     "get_agent",
     "list_agents",
+    "page_starting_at",
 ]
 
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
@@ -190,3 +191,19 @@ def agent_hash_by_name(name: str) -> str | None:
         AgentDefinition.objects.filter(name=name.strip()).values_list("hash", flat=True)[:2]
     )
     return found[0] if len(found) == 1 else None
+
+
+def page_starting_at(digest: str) -> str | None:
+    """The cursor of the list page that starts with the definition ``digest`` (``None``: the
+    first page), for a link straight to it."""
+    agent = AgentDefinition.objects.filter(hash=digest).values_list("name", "hash").first()
+    if agent is None:
+        return None
+    name, _ = agent
+    before = (
+        AgentDefinition.objects.filter(Q(name__lt=name) | Q(name=name, hash__lt=digest))
+        .order_by("-name", "-hash")
+        .values_list("name", "hash")
+        .first()
+    )
+    return encode_cursor(list(before)) if before else None

@@ -5,7 +5,6 @@
   level, and the edges it walked), the newest page of its timeline
   (:mod:`editor.services.run_timeline`), the run it was forked from and its forks; ``None``
   when the page already shows its latest event (the live answer is then empty);
-* :func:`list_run_rows`: a page of the runs list, with each run's document title and starter;
 * :func:`suggested_input`: what **Start run** offers as the input of a graph.
 
 The page costs the same few queries whatever the log's length: the run, its document and
@@ -32,26 +31,18 @@ from editor.graph.model import FoldNode, NodeBody, SubgraphBody, input_schema_of
 from editor.models import Run, RunEvent
 from editor.services import canvas, graphs, runs
 from editor.services.forks import fork_children
-from editor.services.paging import DEFAULT_LIMIT
 from editor.services.run_timeline import TimelinePage, newest, since
 
 __all__ = [
-    "STATES",
     "TRACE_KINDS",
     "RunPage",
-    "RunRow",
-    "RunRows",
     "WaitingItem",
     "is_live",
-    "list_run_rows",
     "run_graph",
     "run_page",
     "run_trace_of",
     "suggested_input",
 ]
-
-#: Every run state, in the order the engine defines them (the runs list filters by them).
-STATES = [state.value for state in RunState]
 
 #: The events that mark the canvas.
 TRACE_KINDS = (
@@ -114,19 +105,6 @@ class RunPage:
     forkable: bool = False
     #: For a live update: the number of events the page shows afterwards.
     seen: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class RunRow:
-    run: runs.RunInfo
-    document_title: str | None
-    started_by: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class RunRows:
-    rows: list[RunRow]
-    next: str | None
 
 
 def is_live(state: str) -> bool:
@@ -282,29 +260,6 @@ def _extras(run_ids: list[str]) -> dict[str, dict[str, Any]]:
         "id", "document__title", "created_by__username"
     )
     return {str(row["id"]): row for row in rows}
-
-
-def list_run_rows(
-    *,
-    state: str | None = None,
-    graph: str | None = None,
-    cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
-) -> RunRows:
-    """A page of runs, newest first (one ``state``, one ``graph``'s when given), with their
-    document titles and who started them.
-    Raises ``InvalidRequest`` for an unknown state and ``InvalidCursor``."""
-    page = runs.list_runs(status=state or None, graph=graph or None, cursor=cursor, limit=limit)
-    extra = _extras([info.run for info in page.items])
-    rows = [
-        RunRow(
-            info,
-            extra.get(info.run, {}).get("document__title"),
-            extra.get(info.run, {}).get("created_by__username"),
-        )
-        for info in page.items
-    ]
-    return RunRows(rows, page.next)
 
 
 def _entry_schema(graph: Graph) -> Any:

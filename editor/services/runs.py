@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from editor.engine import graph_projection, resolve_names, run_status, start_event
@@ -37,7 +37,7 @@ from editor.services.errors import (
     NotRunnable,
     UnknownDocument,
 )
-from editor.services.graphs import is_graph_hash, load_graph, validate_graph_document
+from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 from editor.services.resolutions import (
@@ -48,6 +48,7 @@ from editor.services.resolutions import (
     resolve,
     resume,
 )
+from editor.services.run_filters import NO_RUN_FILTER, RunFilter
 from editor.services.run_rows import (
     TERMINAL_STATES,
     RunInfo,
@@ -72,7 +73,6 @@ __all__ = [
     "RunInfo",
     "abandon",
     "check_labels",
-    "check_state_filter",
     "get_run",
     "list_runs",
     "list_tools",
@@ -82,6 +82,8 @@ __all__ = [
     "run_detail",
     "run_events",
     "run_graph",
+    "run_list_query",
+    "run_rows",
     "start_run",
     "validate_runnable",
 ]
@@ -147,28 +149,13 @@ def replay(run_id: str) -> dict[str, Any]:
     return folded
 
 
-def check_state_filter(status: str | None) -> None:
-    """Raise :class:`InvalidRequest` unless ``status`` is empty or a run state."""
-    if status and status not in {state.value for state in RunState}:
-        states = ", ".join(state.value for state in RunState)
-        raise InvalidRequest(f"`status` must be one of: {states}", "status")
-
-
-def list_runs(
-    *,
-    status: str | None = None,
-    graph: str | None = None,
-    cursor: str | None = None,
-    limit: int = DEFAULT_LIMIT,
-) -> Page[RunInfo]:
-    """Runs, newest first; ``status`` keeps one state, ``graph`` one graph's runs."""
-    runs = Run.objects.select_related("document").order_by("-created_at", "-id")
-    if status:
-        check_state_filter(status)
-        runs = runs.filter(state=status)
-    if graph:
-        # Text that is not a graph's hash names none (and a NUL would fail on PostgreSQL).
-        runs = runs.filter(graph_id=graph) if is_graph_hash(graph) else runs.none()
+def run_list_query(filters: RunFilter = NO_RUN_FILTER, cursor: str | None = None) -> QuerySet[Run]:
+    """The runs ``filters`` keeps after ``cursor``, newest first, with each run's document and
+    starter (the query of :func:`run_rows`, whose plans a test reads on PostgreSQL). Raises
+    :class:`InvalidCursor` for a cursor this server could not have handed out."""
+    runs = filters.apply(
+        Run.objects.select_related("document", "created_by").order_by("-created_at", "-id")
+    )
     if cursor is not None:
         created, key = decode_cursor(cursor, (str, str))
         try:
@@ -176,9 +163,29 @@ def list_runs(
             pk = uuid.UUID(key)
         except ValueError:
             raise InvalidCursor() from None
-        runs = runs.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk))
-    rows = list(runs[: limit + 1])
-    page = page_of(rows, limit, lambda row: [row.created_at.isoformat(), str(row.id)])
+        # The first condition alone is a range of the index, where the scan starts; the
+        # second only drops the runs of the cursor's own moment that were shown already.
+        runs = runs.filter(created_at__lte=created_at).filter(
+            Q(created_at__lt=created_at) | Q(id__lt=pk)
+        )
+    return runs
+
+
+def run_rows(
+    filters: RunFilter = NO_RUN_FILTER, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+) -> Page[Run]:
+    """A page of run rows, newest first, kept by ``filters``
+    (:mod:`editor.services.run_filters`), with each run's document and starter: one query,
+    whatever the filters and however many runs there are."""
+    rows = list(run_list_query(filters, cursor)[: limit + 1])
+    return page_of(rows, limit, lambda row: [row.created_at.isoformat(), str(row.id)])
+
+
+def list_runs(
+    filters: RunFilter = NO_RUN_FILTER, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+) -> Page[RunInfo]:
+    """Runs, newest first, kept by ``filters``, as ``GET /v1/runs`` lists them."""
+    page = run_rows(filters, cursor=cursor, limit=limit)
     return Page([info(row) for row in page.items], page.next)
 
 

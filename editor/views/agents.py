@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
@@ -15,8 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from editor.forms import AgentForm
 from editor.services import agents, runs
 from editor.services.access import can_author
-from editor.services.errors import InvalidAgent, NotAllowed
-from editor.services.paging import MAX_LIMIT
+from editor.services.errors import InvalidAgent, InvalidCursor, NotAllowed
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -44,17 +44,27 @@ def agent_list(request: HttpRequest) -> HttpResponse:
                     f"This definition was already stored as {stored.agent}; "
                     f"it is now named “{name}”.",
                 )
-            target = f"/agents/#agent-{stored.agent.removeprefix('sha256:')}"
+            # The page that starts with it (the list is by name, fifty to a page).
+            cursor = agents.page_starting_at(stored.agent)
+            query = f"?{urlencode({'cursor': cursor})}" if cursor else ""
+            target = f"/agents/{query}#agent-{stored.agent.removeprefix('sha256:')}"
             if request.htmx:
                 return HttpResponseClientRedirect(target)
             return redirect(target)
     if request.htmx and request.method == "POST":
         return render(request, "agents/list.html#form", {"form": form})
+    cursor = request.GET.get("cursor") or None
+    try:
+        page = agents.list_agents(cursor=cursor)
+    except InvalidCursor as error:
+        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
     return render(
         request,
         "agents/list.html",
         {
-            "agents": agents.list_agents(limit=MAX_LIMIT).items,
+            "agents": page.items,
+            "next": page.next,
+            "paged": cursor is not None,
             "form": form if author else None,
         },
     )

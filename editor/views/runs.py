@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
+from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -22,7 +23,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor.forms import StartRunForm
-from editor.services import run_pages, runs
+from editor.services import run_filters, run_lists, run_pages, runs
 from editor.services.access import can_operate
 from editor.services.errors import (
     AlreadyFinished,
@@ -45,22 +46,23 @@ def run_url(run_id: str) -> str:
 @require_safe
 @vary_on_headers("HX-Request")
 def run_list(request: HttpRequest) -> HttpResponse:
-    state = request.GET.get("state", "")
-    graph = request.GET.get("graph", "")
     context: dict[str, Any] = {
-        "state": state,
-        "graph": graph,
-        "states": run_pages.STATES,
+        "states": run_filters.STATES,
+        "values": request.GET,
+        "labels": request.GET.getlist("label"),
         "problem": None,
+        "rows": [],
+        "next": None,
     }
     status = 200
     try:
-        page = run_pages.list_run_rows(
-            state=state or None, graph=graph or None, cursor=request.GET.get("cursor") or None
-        )
+        filters = run_filters.read_run_filter(request.GET)
+        context.update(filters=filters, filter_query=urlencode(filters.params()))
+        page = run_lists.list_run_rows(filters, cursor=request.GET.get("cursor") or None)
     except InvalidRequest as error:
-        context.update(rows=[], next=None, problem=str(error))
-        status = 400
+        context.update(problem=str(error))
+        # htmx swaps 200 answers only: the notice is the fragment's answer.
+        status = 200 if is_fragment_request(request) else 400
     else:
         context.update(rows=page.rows, next=page.next)
     template = "runs/list.html#rows" if is_fragment_request(request) else "runs/list.html"

@@ -174,3 +174,49 @@ def test_a_hostile_name_is_shown_as_text(reader_client: Client, author: User) ->
 
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert HOSTILE not in page
+
+
+def stored_agents(author: User, count: int) -> None:
+    for number in range(count):
+        definition = {"name": f"agent-{number:03d}", "model": "echo", "prompt": f"{number}"}
+        agents.create_agent(author, json.dumps(definition))
+
+
+def test_the_list_shows_fifty_definitions_a_page_by_name(
+    reader_client: Client, author: User
+) -> None:
+    stored_agents(author, 60)
+
+    first = reader_client.get("/agents/").content.decode()
+    assert first.count('class="agent-name"') == 50
+    assert "agent-049" in first and "agent-050" not in first
+    assert "First definitions" not in first
+    more = first.split('href="/agents/?cursor=')[1].split('"')[0]
+
+    second = reader_client.get(f"/agents/?cursor={more}").content.decode()
+    assert second.count('class="agent-name"') == 10
+    assert "agent-050" in second and "agent-049" not in second
+    assert "More definitions" not in second
+    assert "First definitions" in second
+
+
+def test_a_new_agent_opens_the_page_that_starts_with_it(
+    author_client: Client, author: User
+) -> None:
+    stored_agents(author, 60)
+
+    response = author_client.post("/agents/", form(name="zeta"), follow=True)
+
+    stored = AgentDefinition.objects.get(name="zeta")
+    target = response.redirect_chain[-1][0]
+    assert target.startswith("/agents/?cursor=") and target.endswith(f"#agent-{stored.hash[7:]}")
+    page = response.content.decode()
+    assert page.count('class="agent-name"') == 1
+    assert "zeta" in page
+
+
+def test_a_cursor_the_server_did_not_hand_out_is_a_400(reader_client: Client) -> None:
+    response = reader_client.get("/agents/", {"cursor": "nonsense"})
+
+    assert response.status_code == 400
+    assert "cursor" in response.content.decode()

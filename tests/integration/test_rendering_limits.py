@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import caches
+from django.db import connection
 from django.test import Client
 from pytest_django import Settings
 
@@ -23,6 +24,9 @@ from editor import rendering
 from editor.models import FrozenGraph
 from tests.integration.api.callers import make_user
 from tests.integration.inbox import frozen, gated
+
+#: The canvas cache is a table of the database, read and written from the layouts' threads.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 #: The longest any wait in these tests may last before it fails the test.
 BOUND = 30.0
@@ -71,11 +75,11 @@ def fake_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDo
     state.mkdir()
     monkeypatch.setenv("PATH", f"{binaries}:/usr/bin:/bin")
     monkeypatch.setenv("FAKE_DOT_STATE", str(state))
-    caches["default"].clear()
+    caches[rendering.CACHE].clear()
     fake = FakeDot(state)
     yield fake
     fake.release()  # never leave a fake dot waiting
-    caches["default"].clear()
+    caches[rendering.CACHE].clear()
 
 
 @pytest.fixture
@@ -93,7 +97,10 @@ class Layout(threading.Thread):
         self.canvas: rendering.Canvas | None = None
 
     def run(self) -> None:
-        self.canvas = rendering.render_svg(self.source, nodes=1, edges=0)
+        try:
+            self.canvas = rendering.render_svg(self.source, nodes=1, edges=0)
+        finally:
+            connection.close()
 
     def finish(self) -> rendering.Canvas:
         self.join(BOUND)
@@ -144,7 +151,6 @@ def test_a_view_waits_a_bounded_time_for_a_slot_and_draws_once_it_is_free(
     assert fake_dot.started == 2
 
 
-@pytest.mark.django_db
 def test_a_graph_page_shows_the_busy_message_in_place_of_the_canvas(
     client: Client, fake_dot: FakeDot, busy: Layout
 ) -> None:

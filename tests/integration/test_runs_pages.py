@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from editor.models import Run, RunEvent
-from editor.services import documents, graphs, run_pages, runs
+from editor.services import documents, graphs, run_lists, runs
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import ECHO_CHAIN, GATED, UNKNOWN_TOOLS, drive, record
 from tests.integration.html import assert_no_inline_script
@@ -210,7 +210,7 @@ def test_the_runs_list_pages_through_older_runs(
 ) -> None:
     ids = [started(operator, echo_chain) for _ in range(3)]
 
-    first = run_pages.list_run_rows(limit=2)
+    first = run_lists.list_run_rows(limit=2)
     page = reader_client.get("/runs/", {"cursor": first.next}).content.decode()
 
     assert ids[0][:8] in page

@@ -5,6 +5,7 @@ Resolving and abandoning runs are in ``test_runs_resume``.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -377,6 +378,21 @@ def test_a_completed_runs_events_are_in_seq_order(operator_api: Caller, echo_cha
     assert events[0]["event"]["kind"] == "GraphRunStarted"
     assert events[-1]["event"] == {"kind": "RunCompleted", "payload": {"output": {"topic": "tea"}}}
     assert run_of(operator_api, run_id)["event_count"] == len(events)
+
+
+def test_an_events_page_keeps_integers_past_64_bits_and_any_text_exactly(
+    operator_api: Caller, echo_chain: str
+) -> None:
+    value = {"big": 2**70, "negative": -(2**65), "text": "é — 雪 \u2028", "float": 1e100}
+    run_id = start(operator_api, echo_chain, input=value)
+    drive(run_id)
+
+    response = operator_api.get(f"/v1/runs/{run_id}/events")
+
+    assert response["Content-Type"] == "application/json"
+    events = json.loads(response.content)["events"]
+    assert events[0]["event"]["payload"]["input"] == value
+    assert events[-1]["event"]["payload"]["output"] == value
 
 
 def test_events_after_a_seq_are_read_incrementally(operator_api: Caller, echo_chain: str) -> None:

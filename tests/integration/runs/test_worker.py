@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from editor.engine import prepare_resume
 from editor.models import Run
@@ -112,13 +113,15 @@ def test_the_sweep_queues_a_stranded_run_once_until_its_new_lease_runs_out() -> 
     assert sweep_expired_leases() == 1
     assert sweep_expired_leases() == 0  # a worker has a lease period to pick it up
 
+    # A worker took that task and died too before it claimed the run.
+    DBTaskResult.objects.filter(id=Run.objects.get(pk=run_id).queue_task).update(status="RUNNING")
     Run.objects.filter(pk=run_id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     assert sweep_expired_leases() == 1  # that task was lost too
 
 
 def test_the_sweep_queues_a_run_that_was_never_claimed_within_a_lease_period() -> None:
-    run_id = start(ECHO_CHAIN)
-    assert sweep_expired_leases() == 0  # just started: its task is surely still queued
+    run_id = start(ECHO_CHAIN)  # recorded, but its task was lost before it was queued
+    assert sweep_expired_leases() == 0  # just started: its task may still be on its way
 
     Run.objects.filter(pk=run_id).update(updated_at=timezone.now() - timedelta(minutes=5))
     assert sweep_expired_leases() == 1

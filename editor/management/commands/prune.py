@@ -1,0 +1,99 @@
+"""``manage.py prune``: data retention. Removes the runs that finished (completed, failed or
+abandoned) more than ``GATEHOUSE_FINISHED_RUN_RETENTION_DAYS`` days ago, with their event logs,
+in small transactions that let the site keep writing (:mod:`editor.services.retention`).
+
+Without the setting nothing is removed (runs are kept forever). ``--dry-run`` counts instead.
+Run it from cron or a systemd timer, daily say; a second prune running at the same time only
+finds less to do.
+"""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser, ArgumentTypeError
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from editor.services.retention import Batch, finished_cutoff, prune_finished_runs
+
+
+def _positive(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 60:
+        raise ArgumentTypeError(f"must be a number of seconds from 0 to 60, not {text!r}")
+    return value
+
+
+class Command(BaseCommand):
+    help = (
+        "Remove the runs that finished more than GATEHOUSE_FINISHED_RUN_RETENTION_DAYS days "
+        "ago, with their events, in small batches."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument(
+            "--dry-run", action="store_true", help="count what would be removed; remove nothing"
+        )
+        parser.add_argument(
+            "--batch-runs", type=_positive, default=500, help="most runs per transaction (500)"
+        )
+        parser.add_argument(
+            "--batch-events",
+            type=_positive,
+            default=10_000,
+            help="most events per transaction (10000)",
+        )
+        parser.add_argument(
+            "--pause",
+            type=_seconds,
+            default=0.05,
+            help="seconds to wait between transactions, 0 to 60 (0.05)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        days = settings.GATEHOUSE_FINISHED_RUN_RETENTION_DAYS
+        if days is None:
+            self.stdout.write(
+                "GATEHOUSE_FINISHED_RUN_RETENTION_DAYS is not set: finished runs are kept "
+                "forever. Nothing removed."
+            )
+            return
+        cutoff = finished_cutoff(days)
+        verbosity = options["verbosity"]
+
+        def progress(batch: Batch) -> None:
+            if verbosity > 1:
+                self.stdout.write(f"  removed {batch.runs} runs, {batch.events} events")
+
+        try:
+            report = prune_finished_runs(
+                cutoff,
+                batch_runs=options["batch_runs"],
+                batch_events=options["batch_events"],
+                pause=options["pause"],
+                dry_run=options["dry_run"],
+                on_batch=progress,
+            )
+        except KeyboardInterrupt:
+            raise CommandError("Stopped; what was removed stays removed, run it again.") from None
+        when = cutoff.strftime("%Y-%m-%d %H:%M UTC")
+        if options["dry_run"]:
+            self.stdout.write(
+                f"{report.runs} runs finished before {when} ({report.events} events) would be "
+                "removed."
+            )
+            return
+        self.stdout.write(
+            f"Removed {report.runs} runs finished before {when} ({report.events} events) in "
+            f"{report.batches} batches."
+        )

@@ -1,0 +1,43 @@
+"""The **Runs** page's list (spec 06, *Runs*): a page of runs, newest first, kept by the list's
+filters (:mod:`editor.services.run_filters`), each with its document's title and who started
+it, read in the one query of :func:`editor.services.runs.run_rows`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from editor.services.paging import DEFAULT_LIMIT
+from editor.services.run_filters import NO_RUN_FILTER, RunFilter
+from editor.services.run_rows import RunInfo, info
+from editor.services.runs import run_rows
+
+__all__ = ["RunRow", "RunRows", "list_run_rows"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    run: RunInfo
+    document_title: str | None
+    started_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRows:
+    rows: list[RunRow]
+    next: str | None
+
+
+def list_run_rows(
+    filters: RunFilter = NO_RUN_FILTER, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+) -> RunRows:
+    """A page of the runs list. Raises ``InvalidCursor``."""
+    page = run_rows(filters, cursor=cursor, limit=limit)
+    rows = [
+        RunRow(
+            info(row),
+            row.document.title if row.document_id else None,
+            row.created_by.get_username() if row.created_by_id else None,
+        )
+        for row in page.items
+    ]
+    return RunRows(rows, page.next)
