@@ -15,7 +15,8 @@ more threads per web process than that (``GATEHOUSE_WEB_THREADS``, ``editor/asgi
 of views of large graphs leaves threads free for everything else, ``/healthz`` included.
 
 The editor keeps a draft's node positions between edits (:func:`lay_out`, ``dot -Tjson0``): an
-edit that changes no structure is drawn at those places by ``neato -n2``, which only routes.
+edit that changes no structure is drawn at those places by ``neato -n2``, which only routes;
+given the drawing's items, only the items an edit changed are drawn again (:mod:`editor.pieces`).
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
+
+from editor import pieces
 
 __all__ = ["BUSY", "TOO_LARGE", "Canvas", "lay_out", "render_svg"]
 
@@ -185,11 +188,20 @@ def _cached(key: str) -> Canvas | None:
     return None
 
 
-def render_svg(source: str, *, nodes: int, edges: int, pinned: bool = False) -> Canvas:
+def render_svg(
+    source: str,
+    *,
+    nodes: int,
+    edges: int,
+    pinned: bool = False,
+    items: tuple[str, Sequence[pieces.Item]] | None = None,
+) -> Canvas:
     """Lay out ``source`` (``nodes`` and ``edges`` drawn) as inline SVG, or say why not.
 
     A ``pinned`` source carries every position already (``editor.graph.dot.Pins``): it is
     drawn by ``neato -n2``, which places nothing and routes only the edges without a path.
+    With its ``items`` (the header and the items of ``editor.graph.dot.Drawing``), only what
+    changed since this process last drew that structure is drawn again (:mod:`editor.pieces`).
     """
     problem = _too_large(nodes, edges)
     if problem is not None:
@@ -205,11 +217,18 @@ def render_svg(source: str, *, nodes: int, edges: int, pinned: bool = False) -> 
             cached = _cached(key)
             if cached is not None:
                 return cached
-            output = _run(command, source, nodes=nodes, edges=edges)
+
+            def run(text: str) -> str:
+                output = _run(command, text, nodes=nodes, edges=edges)
+                return _PROLOGUE.sub("", output.decode("utf-8", "replace"))
+
+            if pinned and items is not None:
+                svg = pieces.draw(items[0], items[1], source, run)
+            else:
+                svg = run(source)
     except _Refused as refused:
         if refused.timed_out:  # remembered, so the next view costs nothing
             caches["default"].set(key, (_TIMED_OUT, refused.message), None)
         return Canvas(None, refused.message, busy=refused.busy)
-    svg = _PROLOGUE.sub("", output.decode("utf-8", "replace"))
     caches["default"].set(key, svg, None)
     return Canvas(svg)
