@@ -167,12 +167,8 @@ def _patched(
     groups = dict(base.groups)
     for item in changed:
         group = small.groups.get(item.element)
-        if group is None:
+        if group is None or not _keeps_frame(base.groups[item.element], group, base.frame):
             return None
-        for drawn in (base.groups[item.element], group):
-            box = _extent(drawn)
-            if box is None or not _inside(box, base.frame):
-                return None
         groups[item.element] = group
     return _Drawn(base.head, base.order, groups, keys, base.frame)
 
@@ -213,9 +209,29 @@ def _frame(head: str) -> Box | None:
     return (_PAD - x, _PAD - y, width - x - _PAD, height - y - _PAD)
 
 
-def _extent(group: str) -> Box | None:
-    """A box that holds everything Graphviz counts in an item's bounding box: its outlines,
-    and its text at a generous width (a character as wide as the font is high)."""
+def _keeps_frame(old: str, new: str, frame: Box) -> bool:
+    """Whether an item drawn as ``new`` instead of ``old`` leaves the drawing's bounding box as
+    it is: on each side, either both lie well inside it, or the item is a node whose outline
+    reaches exactly as far as before. (Graphviz counts a node's box, which its outline spans
+    and its text stays within, and an edge's lines with its label's box.)"""
+    start = old.find("<g id=")
+    node = ' class="node' in old[start : old.find(">", start)]
+    before, after = _extent(old), _extent(new)
+    if before is None or after is None:
+        return False
+    kind = 0 if node else 1
+    for side in range(4):
+        if before[0][side] == after[0][side] and node:
+            continue
+        if not (_inside(before[kind], frame, side) and _inside(after[kind], frame, side)):
+            return False
+    return True
+
+
+def _extent(group: str) -> tuple[Box, Box] | None:
+    """An item's outline (its lines and shapes), and a box that holds everything Graphviz
+    counts in its bounding box: the outline and its text at a generous width (a character as
+    wide as the font is high)."""
     xs: list[float] = []
     ys: list[float] = []
     for points in _POINTS.findall(group):
@@ -225,19 +241,19 @@ def _extent(group: str) -> Box | None:
     for cx, cy, rx, ry in _ELLIPSE.findall(group):
         xs += [float(cx) - float(rx), float(cx) + float(rx)]
         ys += [float(cy) - float(ry), float(cy) + float(ry)]
+    if not xs:
+        return None
+    outline = (min(xs), min(ys), max(xs), max(ys))
     for x, y, size, text in _TEXT.findall(group):
         width = len(html.unescape(text)) * float(size)
         xs += [float(x) - width, float(x) + width]
         ys += [float(y) - float(size) * 1.5, float(y) + float(size)]
-    if not xs:
-        return None
-    return (min(xs), min(ys), max(xs), max(ys))
+    return outline, (min(xs), min(ys), max(xs), max(ys))
 
 
-def _inside(box: Box, frame: Box) -> bool:
-    return (
-        box[0] - _MARGIN > frame[0]
-        and box[1] - _MARGIN > frame[1]
-        and box[2] + _MARGIN < frame[2]
-        and box[3] + _MARGIN < frame[3]
-    )
+def _inside(box: Box, frame: Box, side: int) -> bool:
+    """Whether ``box`` stays well inside ``frame`` on ``side`` (0, 1: left, top; 2, 3: right,
+    bottom, in SVG's coordinates)."""
+    if side < 2:
+        return box[side] - _MARGIN > frame[side]
+    return box[side] + _MARGIN < frame[side]
