@@ -143,7 +143,10 @@
     }
     var chosen = document.querySelector("#canvas-panel svg g.node.selected a") || links[0];
     links.forEach(function (link) {
-      link.setAttribute("tabindex", link === chosen ? "0" : "-1");
+      var index = link === chosen ? "0" : "-1";
+      if (link.getAttribute("tabindex") !== index) {
+        link.setAttribute("tabindex", index);
+      }
     });
   }
 
