@@ -397,6 +397,7 @@ def _save(
             held=held,
             coalesce=coalesce,
             graph=graph,
+            previous=(current.text, current.graph) if current.graph is not None else None,
         )
     except StaleDraft:
         newer = load_editor(user, current.slug)
