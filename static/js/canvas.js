@@ -244,7 +244,6 @@
   // A minimap for drawings too large to read whole: a small copy of the drawing (inert: no
   // links, hidden from assistive technology, which has the canvas itself) with the part shown
   // outlined; a click or a drag in it moves the canvas there.
-  var XLINK = "http://www.w3.org/1999/xlink";
   function minimap(view, fitted) {
     var old = view.figure.querySelector(".minimap");
     if (old) {
@@ -272,7 +271,8 @@
     box.appendChild(small);
     view.figure.querySelector("[data-pan-zoom]").after(box);
     view.minimap = { box: box, svg: small, frame: frame, drawn: drawn, image: image };
-    image.src = picture(view);
+    // The picture comes after the canvas is painted: making it costs as much as the drawing.
+    scheduleMinimapPicture(view, 0);
     function jump(event) {
       var point = small.createSVGPoint();
       point.x = event.clientX;
@@ -430,14 +430,15 @@
       caption.textContent = nextCaption.textContent;
     }
     if (changed.length) {
-      scheduleMinimapPicture(view);
+      scheduleMinimapPicture(view, 2000);
     }
     return true;
   }
 
-  // The minimap's picture follows a patched drawing lazily: what an edit of a name changes is
-  // too small to see there, and drawing the picture again costs as much as a large drawing.
-  function scheduleMinimapPicture(view) {
+  // The minimap's picture is drawn when the page is idle, ``delay`` ms from now at the soonest:
+  // it costs as much as a large drawing itself. After a patch it waits for typing to pause
+  // (what an edit of a name changes is too small to see there).
+  function scheduleMinimapPicture(view, delay) {
     if (!view.minimap) {
       return;
     }
@@ -449,7 +450,7 @@
           view.minimap.image.src = picture(view);
         }
       });
-    }, 2000);
+    }, delay);
   }
 
   document.addEventListener("DOMContentLoaded", function () {

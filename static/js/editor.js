@@ -83,6 +83,14 @@
       event.detail.shouldSwap = false;
     }
   });
+  // Nor may the current text fetched on opening the JSON panel replace what was typed into it
+  // before it arrived (the save says so if the typing was based on an older text).
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (target && target.id === "json-text" && target.value !== target.defaultValue) {
+      event.detail.shouldSwap = false;
+    }
+  });
 
   function checkJson(area) {
     var hint = area.parentElement.querySelector(".json-hint");
