@@ -7,9 +7,10 @@
 // the graph's size; Fit never blows a small graph up beyond its natural size; a graph too large
 // to read when fitted opens at its natural size on its first node instead (Fit shows it whole).
 //
-// A canvas drawn again (the editor redraws it after each edit) keeps its view: the zoom, and
-// the node nearest the middle stays where it was on screen, even if the drawing moved inside
-// the SVG. Only a drawing of another structure that the person had not moved is fitted anew.
+// A canvas drawn again (the editor redraws it after each edit) keeps its view: a drawing of the
+// same structure is patched in place (only the items it changed are replaced: patch, below); one
+// of another structure replaces the canvas, keeping the zoom and the node nearest the middle
+// where it was on screen, or is fitted anew when the person had not moved the view.
 (function () {
   "use strict";
 
@@ -371,11 +372,13 @@
   };
 
   // A drawing of the same structure as the one shown (the editor redraws after an edit of a
-  // name, a label, a prompt: the nodes keep their places) is put in place item by item: only
-  // the nodes and edges it changed are replaced, inside the shown drawing, whose pan and zoom
-  // stay as they are. Laying out, painting and setting pan and zoom up for a whole new drawing
-  // of hundreds of nodes takes seconds; one node and its edges, milliseconds. Returns false
-  // when the drawing cannot be patched (another structure, no drawing yet): replace it whole.
+  // name, a label, a prompt: the nodes keep their places, and the server does not move the
+  // drawing to the origin, so an unchanged item is drawn the same) is put in place item by
+  // item: only the nodes and edges it changed are replaced, inside the shown drawing, whose
+  // frame, pan and zoom stay as they are. Laying out, painting and setting pan and zoom up for
+  // a whole new drawing of hundreds of nodes takes seconds; one node and its edges,
+  // milliseconds. Returns false when the drawing cannot be patched (another structure, no
+  // drawing yet): it is then replaced whole.
   function patch(panel, incoming) {
     var figure = panel.querySelector("[data-canvas]");
     var next = incoming.querySelector("[data-canvas]");
