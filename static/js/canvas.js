@@ -418,8 +418,17 @@
     });
     changed.forEach(function (position, nth) {
       var item = fresh[nth];
-      shown[position].replaceWith(item.cloneNode(true));
+      var old = shown[position];
+      var focused = old.contains(document.activeElement);
+      var copy = item.cloneNode(true);
+      old.replaceWith(copy);
       pristine[position] = item;
+      // A node being read with the keyboard keeps the focus when its drawing changes.
+      var link = focused && copy.querySelector("a");
+      if (link) {
+        link.setAttribute("tabindex", "0");
+        link.focus({ preventScroll: true });
+      }
     });
     // The figure names the drawing it shows now (editor.js posts the key with each edit).
     Array.from(next.attributes).forEach(function (attribute) {
