@@ -188,6 +188,32 @@ def _cached(key: str) -> Canvas | None:
     return None
 
 
+def _draw(
+    command: list[str],
+    source: str,
+    *,
+    nodes: int,
+    edges: int,
+    items: tuple[str, Sequence[pieces.Item]] | None,
+) -> str:
+    """The SVG of ``source`` (run inside a :func:`_slot`); given its ``items``, drawn piece by
+    piece (:mod:`editor.pieces`). Raises :class:`_Refused`."""
+
+    def run(text: str) -> str:
+        try:
+            output = _run(command, text, nodes=nodes, edges=edges)
+        except _Refused as refused:
+            if refused.timed_out and text is not source:
+                # A part of the drawing ran out of time: not a verdict on the whole.
+                raise _Refused(refused.message) from None
+            raise
+        return _PROLOGUE.sub("", output.decode("utf-8", "replace"))
+
+    if items is None:
+        return run(source)
+    return pieces.draw(items[0], items[1], source, run)
+
+
 def render_svg(
     source: str,
     *,
@@ -217,15 +243,7 @@ def render_svg(
             cached = _cached(key)
             if cached is not None:
                 return cached
-
-            def run(text: str) -> str:
-                output = _run(command, text, nodes=nodes, edges=edges)
-                return _PROLOGUE.sub("", output.decode("utf-8", "replace"))
-
-            if pinned and items is not None:
-                svg = pieces.draw(items[0], items[1], source, run)
-            else:
-                svg = run(source)
+            svg = _draw(command, source, nodes=nodes, edges=edges, items=items if pinned else None)
     except _Refused as refused:
         if refused.timed_out:  # remembered, so the next view costs nothing
             caches["default"].set(key, (_TIMED_OUT, refused.message), None)

@@ -161,3 +161,27 @@ def test_every_drawing_after_edits_of_names_and_marks_is_graphviz_s_own(
         assert drawn.svg == whole(source.source)
         alone += graphviz_runs[-1] != source.source
     assert alone >= 10
+
+
+def test_a_part_that_runs_out_of_time_is_not_remembered_as_the_whole_being_too_large(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    value = chain(12)
+    _, _, layout = draw(value)
+    edited = renamed(value, "step3", LONG)
+    real = rendering._run
+    whole_sources: list[str] = []
+
+    def slow_parts(command: list[str], source: str, **sizes: int) -> bytes:
+        if source.count("\n") < 20:  # a part, not the 13-node drawing
+            raise rendering._Refused("took too long", timed_out=True)
+        whole_sources.append(source)
+        return real(command, source, **sizes)
+
+    monkeypatch.setattr(rendering, "_run", slow_parts)
+    _, drawn, _ = draw(edited, layout)
+    assert drawn.svg is None and drawn.problem == "took too long"
+
+    monkeypatch.setattr(rendering, "_run", real)
+    source, again, _ = draw(edited, layout)
+    assert again.svg == whole(source.source)
