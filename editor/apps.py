@@ -1,5 +1,6 @@
 """The Django application that hosts Gatehouse's models, views and commands."""
 
+import gc
 from typing import Any
 
 from django.apps import AppConfig
@@ -26,3 +27,20 @@ class EditorConfig(AppConfig):
         from editor import checks  # noqa: F401  (registers the system checks)
 
         post_migrate.connect(ensure_roles, sender=self)
+        # What start-up made lives as long as the process (see settle_start_up).
+        gc.freeze()
+
+
+def settle_start_up() -> None:
+    """Load what every request needs (the URLconf: the views, the API and its schemas), then
+    keep all that start-up made out of the garbage collector's full passes (``gc.freeze``).
+
+    Those objects live as long as the process; without this, a full pass walks them again
+    every few requests: tens of milliseconds each, which were most of the slowest editor
+    answers on large graphs (docs/benchmarks.md). The servers' entry points call it once.
+    """
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018  (imports the URLconf)
+    gc.collect()
+    gc.freeze()

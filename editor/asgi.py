@@ -29,6 +29,7 @@ from django.core.handlers.asgi import ASGIHandler
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "editor.settings")
 django.setup(set_prefix=False)
 
+from editor.apps import settle_start_up  # noqa: E402 - needs the settings loaded
 from editor.streams.hub import shut_down  # noqa: E402 - needs the settings loaded
 
 #: The run events API answers a stream when asked for one (``editor.api.runs``).
@@ -107,3 +108,4 @@ async def _lifespan(receive: Any, send: Any) -> None:
 
 
 application = Handler()
+settle_start_up()

@@ -17,7 +17,8 @@ more threads per web process than that (``GATEHOUSE_WEB_THREADS``, ``editor/asgi
 of views of large graphs leaves threads free for everything else, ``/healthz`` included.
 
 The editor keeps a draft's node positions between edits (:func:`lay_out`, ``dot -Tjson0``): an
-edit that changes no structure is drawn at those places by ``neato -n2``, which only routes.
+edit that changes no structure is drawn at those places by ``neato -n2``, which only routes;
+given the drawing's items, only the items an edit changed are drawn again (:mod:`editor.pieces`).
 """
 
 from __future__ import annotations
@@ -29,13 +30,15 @@ import shutil
 import subprocess
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import BaseCache, caches
+
+from editor import pieces
 
 __all__ = ["BUSY", "CACHE", "TOO_LARGE", "Canvas", "lay_out", "render_svg"]
 
@@ -198,11 +201,46 @@ def _cached(key: str) -> Canvas | None:
     return None
 
 
-def render_svg(source: str, *, nodes: int, edges: int, pinned: bool = False) -> Canvas:
+def _draw(
+    command: list[str],
+    source: str,
+    *,
+    nodes: int,
+    edges: int,
+    items: tuple[str, Sequence[pieces.Item]] | None,
+) -> str:
+    """The SVG of ``source`` (run inside a :func:`_slot`); given its ``items``, drawn piece by
+    piece (:mod:`editor.pieces`). Raises :class:`_Refused`."""
+
+    def run(text: str) -> str:
+        try:
+            output = _run(command, text, nodes=nodes, edges=edges)
+        except _Refused as refused:
+            if refused.timed_out and text is not source:
+                # A part of the drawing ran out of time: not a verdict on the whole.
+                raise _Refused(refused.message) from None
+            raise
+        return _PROLOGUE.sub("", output.decode("utf-8", "replace"))
+
+    if items is None:
+        return run(source)
+    return pieces.draw(items[0], items[1], source, run)
+
+
+def render_svg(
+    source: str,
+    *,
+    nodes: int,
+    edges: int,
+    pinned: bool = False,
+    items: tuple[str, Sequence[pieces.Item]] | None = None,
+) -> Canvas:
     """Lay out ``source`` (``nodes`` and ``edges`` drawn) as inline SVG, or say why not.
 
     A ``pinned`` source carries every position already (``editor.graph.dot.Pins``): it is
     drawn by ``neato -n2``, which places nothing and routes only the edges without a path.
+    With its ``items`` (the header and the items of ``editor.graph.dot.Drawing``), only what
+    changed since this process last drew that structure is drawn again (:mod:`editor.pieces`).
     """
     problem = _too_large(nodes, edges)
     if problem is not None:
@@ -218,12 +256,11 @@ def render_svg(source: str, *, nodes: int, edges: int, pinned: bool = False) -> 
             cached = _cached(key)
             if cached is not None:
                 return cached
-            output = _run(command, source, nodes=nodes, edges=edges)
+            svg = _draw(command, source, nodes=nodes, edges=edges, items=items if pinned else None)
     except _Refused as refused:
         if refused.timed_out:  # remembered, so the next view costs nothing
             _cache().set(key, (_TIMED_OUT, refused.message), None)
         return Canvas(None, refused.message, busy=refused.busy)
-    svg = _PROLOGUE.sub("", output.decode("utf-8", "replace"))
     # Compressed: an SVG of hundreds of nodes is hundreds of kilobytes of repetitive text.
     _cache().set(key, (_SVG, zlib.compress(svg.encode("utf-8"), 6)), None)
     return Canvas(svg)

@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import graphviz
 
@@ -31,6 +31,8 @@ from editor.graph.model import Graph, Node, NodeBody, SubgraphBody
 __all__ = [
     "KIND_SHAPES",
     "RUN_STATES",
+    "Drawing",
+    "DrawnItem",
     "Pins",
     "Problems",
     "RunMarks",
@@ -93,6 +95,31 @@ class Pins:
     nodes: dict[str, tuple[str, str]] = field(default_factory=dict)
     edges: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     clusters: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DrawnItem:
+    """One node, edge or cluster of a drawing: the ``element`` id of its SVG group, the DOT
+    statement it is drawn from, and for an edge the DOT ids of its ``ends`` (an edge routed
+    again depends on their shapes). A ``whole`` item (a cluster, anything inside one, an edge
+    into one) is drawn only with the whole drawing."""
+
+    element: str
+    statement: str
+    name: str = ""
+    ends: tuple[str, ...] = ()
+    whole: bool = False
+
+
+class Drawing(NamedTuple):
+    """A drawing's DOT ``source``; each node's label by DOT id (kept with a layout); the
+    ``header`` (the graph's opening line and default attributes) and the ``items`` the source
+    states after it, so a pinned drawing can be drawn piece by piece (``editor.pieces``)."""
+
+    source: str
+    labels: dict[str, str]
+    header: str
+    items: tuple[DrawnItem, ...]
 
 
 @dataclass
@@ -198,6 +225,9 @@ class _Writer:
         self.marks = marks
         self.counter = 0
         self.edge_counter = 0
+        #: Every node, edge and cluster written, and how deep in clusters the writer is.
+        self.items: list[DrawnItem] = []
+        self.depth = 0
         self.pins: Pins | None = None
         #: The label of each node, by DOT id (kept with a layout, see :class:`Pins`).
         self.labels: dict[str, str] = {}
@@ -220,7 +250,9 @@ class _Writer:
                 attributes["pos"] = pinned[0]
                 if pinned[1] != str(label):
                     self.relabelled.add(dot_id)
-        dot.body.append(_node_line(dot_id, type(label) is not str, str(label), _key(attributes)))
+        line = _node_line(dot_id, type(label) is not str, str(label), _key(attributes))
+        dot.body.append(line)
+        self.items.append(DrawnItem(f"node-{dot_id}", line, dot_id, whole=self.depth > 0))
 
     def edge(self, dot: graphviz.Digraph, tail: str, head: str, **attributes: str) -> None:
         self.edge_counter += 1
@@ -232,7 +264,10 @@ class _Writer:
                 attributes["pos"] = pos
             if label_pos:
                 attributes["lp"] = label_pos
-        dot.body.append(_edge_line(tail, head, _key(attributes)))
+        line = _edge_line(tail, head, _key(attributes))
+        dot.body.append(line)
+        whole = self.depth > 0 or "lhead" in attributes
+        self.items.append(DrawnItem(f"edge-{edge_id}", line, edge_id, (tail, head), whole))
 
     def level(self, dot: graphviz.Digraph, graph: Graph, level: Level) -> dict[str, str]:
         """Draw one document level into ``dot``; returns node id → DOT id."""
@@ -347,14 +382,19 @@ class _Writer:
             if self.pins is not None:
                 box, label_pos = self.pins.clusters.get(name, (None, None))
                 pinned = {key: value for key, value in (("bb", box), ("lp", label_pos)) if value}
+            label = graphviz.escape(f"body of {owner.id}")
             cluster.attr(
-                label=graphviz.escape(f"body of {owner.id}"),
+                id=name,
+                label=label,
                 style="dashed",
                 color=BODY_COLOUR,
                 fontcolor=BODY_COLOUR,
                 **pinned,
             )
+            self.items.append(DrawnItem(name, f"{name} {label} {pinned}", name, whole=True))
+            self.depth += 1
             inner = self.level(cluster, graph, level)
+            self.depth -= 1
         targets = [inner[node.id] for node in graph.nodes if node.id in inner]
         if targets:
             self.edge(
@@ -398,7 +438,7 @@ def dot_source(
         states=states,
         pins=pins,
         marks=marks,
-    )[0]
+    ).source
 
 
 def drawing(
@@ -413,8 +453,13 @@ def drawing(
     signs: dict[tuple[Level, str], str] | None = None,
     ghosts: set[tuple[Level, str]] | None = None,
     edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] | None = None,
-) -> tuple[str, dict[str, str]]:
-    """:func:`dot_source`, and the label of each node by DOT id (kept with a layout).
+) -> Drawing:
+    """:func:`dot_source`, with the label of each node by DOT id (kept with a layout) and the
+    items the source is made of (:class:`Drawing`).
+
+    A pinned drawing (``pins``) is not moved to the origin (``notranslate``): every item keeps
+    the coordinates its layout gave it, so an item drawn again alone comes out as it would in
+    the whole drawing, and the page can put just the items an edit changed in place.
 
     For Compare: ``signs`` puts a sign before chosen nodes' names, ``ghosts`` draws nodes grey
     and dashed (removed ones), ``edge_marks`` signs and colours top-level edges by
@@ -434,13 +479,16 @@ def drawing(
     )
     if pins is not None:
         dot.graph_attr["bb"] = pins.bb
+        dot.graph_attr["notranslate"] = "true"
     writer = _Writer(Problems.from_errors(errors), node_url, highlight or {}, states, marks)
     writer.pins = pins
     writer.signs = signs or {}
     writer.ghosts = ghosts or set()
     writer.edge_marks = edge_marks or {}
     writer.level(dot, graph, ())
-    return dot.source, writer.labels
+    lines = list(dot)
+    header = "".join(lines[: len(lines) - len(dot.body) - 1])
+    return Drawing("".join(lines), writer.labels, header, tuple(writer.items))
 
 
 def structure_key(graph: Graph) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from editor.graph import Graph
-from editor.graph.dot import Pins, RunMarks, dot_source, drawing, structure_key
+from editor.graph.dot import DrawnItem, Pins, RunMarks, dot_source, drawing, structure_key
 from editor.graph.model import graph_size
 from editor.rendering import Canvas, lay_out, render_svg
 
@@ -64,6 +64,9 @@ class CanvasSource:
     pinned: bool = False
     structure: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+    #: The drawing's header and items (``editor.graph.dot.Drawing``), for a pinned source.
+    header: str = ""
+    items: tuple[DrawnItem, ...] = ()
 
 
 def canvas_source(
@@ -145,15 +148,17 @@ def editor_source(
     nodes, edges = graph_size(graph)
     structure = structure_key(graph)
     pins = _pins(layout) if layout and layout.get("structure") == structure else None
-    source, labels = drawing(graph, errors=errors, node_url=node_url, pins=pins)
+    drawn = drawing(graph, errors=errors, node_url=node_url, pins=pins)
     return CanvasSource(
-        source,
+        drawn.source,
         nodes,
         edges,
-        _key(source),
+        _key(drawn.source),
         pinned=pins is not None,
         structure=structure,
-        labels=labels,
+        labels=drawn.labels,
+        header=drawn.header,
+        items=drawn.items,
     )
 
 
@@ -167,7 +172,13 @@ def render_editor(
     """Draw an :func:`editor_source`; a source not pinned is laid out by ``dot`` first, and
     that layout is returned to be kept (``None`` when nothing new was laid out)."""
     if source.pinned:
-        canvas = render_svg(source.source, nodes=source.nodes, edges=source.edges, pinned=True)
+        canvas = render_svg(
+            source.source,
+            nodes=source.nodes,
+            edges=source.edges,
+            pinned=True,
+            items=(source.header, source.items),
+        )
         drawn = DrawnCanvas(
             canvas.svg, canvas.problem, source.nodes, source.edges, source.key, source.structure
         )
@@ -182,10 +193,21 @@ def render_editor(
             name: [pos, source.labels.get(name, "")] for name, (pos, _) in laid["nodes"].items()
         },
     }
-    pinned, _ = drawing(graph, errors=errors, node_url=node_url, pins=_pins(layout))
-    canvas = render_svg(pinned, nodes=source.nodes, edges=source.edges, pinned=True)
+    pinned = drawing(graph, errors=errors, node_url=node_url, pins=_pins(layout))
+    canvas = render_svg(
+        pinned.source,
+        nodes=source.nodes,
+        edges=source.edges,
+        pinned=True,
+        items=(pinned.header, pinned.items),
+    )
     drawn = DrawnCanvas(
-        canvas.svg, canvas.problem, source.nodes, source.edges, _key(pinned), source.structure
+        canvas.svg,
+        canvas.problem,
+        source.nodes,
+        source.edges,
+        _key(pinned.source),
+        source.structure,
     )
     return drawn, layout
 
@@ -201,7 +223,7 @@ def draw_compared(
     """Compare's canvas: ``graph`` (the newer side with the removed nodes and edges added),
     filled, signed and with ghosts as :func:`editor.graph.dot.drawing` describes."""
     nodes, edges = graph_size(graph)
-    source, _ = drawing(
+    source = drawing(
         graph, highlight=highlight, signs=signs, ghosts=ghosts, edge_marks=edge_marks
-    )
+    ).source
     return render(CanvasSource(source, nodes, edges, _key(source)))

@@ -99,9 +99,12 @@ def save_draft(
     held: list[dict[str, Any]] | None = KEEP,
     coalesce: str = "",
     graph: Graph | None = None,
+    previous: tuple[str, Graph] | None = None,
 ) -> DraftView:
     """Replace the draft's text if it is still at ``expected_revision``; the save is kept in
     the history as a revision (``summary`` says what changed; without one it is worked out).
+    ``graph`` is ``text`` parsed, ``previous`` a text and its graph the caller read before:
+    given, they are not parsed again.
 
     ``held`` replaces the fields the editor could not take; by default they are kept, less
     those whose node is gone. Raises :class:`PreconditionRequired` without a revision and
@@ -115,7 +118,13 @@ def save_draft(
         step = history.edit_step(
             document,
             draft.revision,
-            summary=summary or history.describe_text_change(draft.text, text),
+            summary=summary
+            or history.describe_text_change(
+                draft.text,
+                text,
+                before_graph=previous[1] if previous and previous[0] == draft.text else None,
+                after_graph=graph,
+            ),
             user=user,
             now=now,
             coalesce=coalesce,
@@ -209,7 +218,8 @@ def _write(
     with transaction.atomic():
         # The document row first, as freeze() locks it: one lock order, no deadlock.
         Document.objects.filter(pk=document.pk).update(updated_at=now)
-        draft = Draft.objects.select_for_update().get(document=document)
+        # The kept layout is not needed to write (it is a large JSON value to read).
+        draft = Draft.objects.select_for_update().defer("layout").get(document=document)
         if draft.revision != expected_revision:
             raise StaleDraft(draft.revision)
         planned: history.Planned = plan(document, draft, now)

@@ -15,6 +15,8 @@ the page already showing this drawing (:attr:`Editor.canvas_key`) never runs ``d
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -103,11 +105,34 @@ class Draft:
         return None
 
 
+#: The graphs of the drafts this process read or saved last, by their text: the next edit of
+#: a draft starts from the text its last answer saved, and need not read it again (graphs are
+#: never changed in place).
+_GRAPHS_KEPT = 8
+_graphs: OrderedDict[str, Graph] = OrderedDict()
+_graphs_lock = threading.Lock()
+
+
+def _remember(text: str, graph: Graph) -> None:
+    with _graphs_lock:
+        _graphs[text] = graph
+        _graphs.move_to_end(text)
+        while len(_graphs) > _GRAPHS_KEPT:
+            _graphs.popitem(last=False)
+
+
 def _parsed(text: str) -> Graph | None:
+    with _graphs_lock:
+        graph = _graphs.get(text)
+        if graph is not None:
+            _graphs.move_to_end(text)
+            return graph
     try:
-        return parse_document(text)
+        graph = parse_document(text)
     except MalformedDocument:
         return None
+    _remember(text, graph)
+    return graph
 
 
 def open_draft(user: Any, slug: str) -> Draft:
@@ -372,6 +397,7 @@ def _save(
             held=held,
             coalesce=coalesce,
             graph=graph,
+            previous=(current.text, current.graph) if current.graph is not None else None,
         )
     except StaleDraft:
         newer = load_editor(user, current.slug)
@@ -425,6 +451,7 @@ def apply_edit(
         graph = parse_document(text)
     except MalformedDocument as error:
         return Refused("", str(error), editor_of(current))
+    _remember(text, graph)
     return _save(
         user,
         current,

@@ -24,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 
-from editor.graph import MalformedDocument, diff_graphs, parse_document
+from editor.graph import Graph, MalformedDocument, diff_graphs, parse_document
 from editor.models import Document, DraftRevision
 from editor.services.errors import InvalidRequest
 from editor.services.storable import storable_text
@@ -246,12 +246,20 @@ def _ticked(items: list[str]) -> str:
     return shown + (f" and {len(items) - 3} more" if len(items) > 3 else "")
 
 
-def describe_text_change(before: str, after: str) -> str:
-    """One line for people saying what a save of the whole text changed."""
+def describe_text_change(
+    before: str,
+    after: str,
+    *,
+    before_graph: Graph | None = None,
+    after_graph: Graph | None = None,
+) -> str:
+    """One line for people saying what a save of the whole text changed (``before_graph`` and
+    ``after_graph``: the texts already parsed, when the caller has them)."""
     if before == after:
         return "saved the draft unchanged"
     try:
-        old, new = parse_document(before), parse_document(after)
+        old = before_graph if before_graph is not None else parse_document(before)
+        new = after_graph if after_graph is not None else parse_document(after)
     except MalformedDocument:
         return "edited the JSON (it does not parse)"
     changes = diff_graphs(old, new)

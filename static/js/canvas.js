@@ -7,9 +7,10 @@
 // the graph's size; Fit never blows a small graph up beyond its natural size; a graph too large
 // to read when fitted opens at its natural size on its first node instead (Fit shows it whole).
 //
-// A canvas drawn again (the editor redraws it after each edit) keeps its view: the zoom, and
-// the node nearest the middle stays where it was on screen, even if the drawing moved inside
-// the SVG. Only a drawing of another structure that the person had not moved is fitted anew.
+// A canvas drawn again (the editor redraws it after each edit) keeps its view: a drawing of the
+// same structure is patched in place (only the items it changed are replaced: patch, below); one
+// of another structure replaces the canvas, keeping the zoom and the node nearest the middle
+// where it was on screen, or is fitted anew when the person had not moved the view.
 (function () {
   "use strict";
 
@@ -162,6 +163,11 @@
       };
       var id = figure.id;
       var view = { svg: svg, zoom: null, moved: false, structure: figure.dataset.structure || "" };
+      // The drawing's items as the server drew them (the page marks its own copies: the open
+      // node, tab stops), to tell which items a later drawing of the same structure changed.
+      var graph = svg.querySelector(":scope > g.graph");
+      view.graph = graph;
+      view.pristine = graph && view.structure ? Array.from(graph.cloneNode(true).children) : null;
       function moved() {
         if (!quiet) {
           view.moved = true;
@@ -239,7 +245,6 @@
   // A minimap for drawings too large to read whole: a small copy of the drawing (inert: no
   // links, hidden from assistive technology, which has the canvas itself) with the part shown
   // outlined; a click or a drag in it moves the canvas there.
-  var XLINK = "http://www.w3.org/1999/xlink";
   function minimap(view, fitted) {
     var old = view.figure.querySelector(".minimap");
     if (old) {
@@ -251,22 +256,12 @@
     var box = document.createElement("div");
     box.className = "minimap";
     box.setAttribute("aria-hidden", "true");
-    // A picture of the drawing (an image, not a second copy of its elements: cheap to lay out
-    // and paint, and nothing in it can take focus), with the part shown outlined over it.
     var viewport = view.svg.querySelector(".svg-pan-zoom_viewport");
     var drawn = viewport.getBBox();
     var viewBox = [drawn.x, drawn.y, Math.max(drawn.width, 1), Math.max(drawn.height, 1)];
     var svgNS = "http://www.w3.org/2000/svg";
-    var inner = viewport.cloneNode(true);
-    inner.removeAttribute("transform");
-    inner.removeAttribute("style");
-    var picture = document.createElementNS(svgNS, "svg");
-    picture.setAttribute("xmlns", svgNS);
-    picture.setAttribute("viewBox", viewBox.join(" "));
-    picture.appendChild(inner);
     var image = document.createElement("img");
     image.alt = "";
-    image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(new XMLSerializer().serializeToString(picture));
     box.appendChild(image);
     var small = document.createElementNS(svgNS, "svg");
     small.setAttribute("viewBox", viewBox.join(" "));
@@ -276,7 +271,9 @@
     small.appendChild(frame);
     box.appendChild(small);
     view.figure.querySelector("[data-pan-zoom]").after(box);
-    view.minimap = { box: box, svg: small, frame: frame, drawn: drawn };
+    view.minimap = { box: box, svg: small, frame: frame, drawn: drawn, image: image };
+    // The picture comes after the canvas is painted: making it costs as much as the drawing.
+    scheduleMinimapPicture(view, 0);
     function jump(event) {
       var point = small.createSVGPoint();
       point.x = event.clientX;
@@ -304,6 +301,21 @@
       dragging = false;
     });
     updateMinimap(view);
+  }
+
+  // A picture of the drawing (an image, not a second copy of its elements: cheap to lay out
+  // and paint, and nothing in it can take focus), over which the part shown is outlined.
+  function picture(view) {
+    var svgNS = "http://www.w3.org/2000/svg";
+    var drawn = view.minimap.drawn;
+    var inner = view.svg.querySelector(".svg-pan-zoom_viewport").cloneNode(true);
+    inner.removeAttribute("transform");
+    inner.removeAttribute("style");
+    var whole = document.createElementNS(svgNS, "svg");
+    whole.setAttribute("xmlns", svgNS);
+    whole.setAttribute("viewBox", [drawn.x, drawn.y, Math.max(drawn.width, 1), Math.max(drawn.height, 1)].join(" "));
+    whole.appendChild(inner);
+    return "data:image/svg+xml;charset=utf-8," + encodeURIComponent(new XMLSerializer().serializeToString(whole));
   }
 
   function updateMinimap(view) {
@@ -359,6 +371,100 @@
     },
   };
 
+  // A drawing of the same structure as the one shown (the editor redraws after an edit of a
+  // name, a label, a prompt: the nodes keep their places, and the server does not move the
+  // drawing to the origin, so an unchanged item is drawn the same) is put in place item by
+  // item: only the nodes and edges it changed are replaced, inside the shown drawing, whose
+  // frame, pan and zoom stay as they are. Laying out, painting and setting pan and zoom up for
+  // a whole new drawing of hundreds of nodes takes seconds; one node and its edges,
+  // milliseconds. Returns false when the drawing cannot be patched (another structure, no
+  // drawing yet): it is then replaced whole.
+  function patch(panel, incoming) {
+    var figure = panel.querySelector("[data-canvas]");
+    var next = incoming.querySelector("[data-canvas]");
+    var view = figure && views[figure.id];
+    if (!next || !view || view.figure !== figure || !view.pristine || !view.graph) {
+      return false;
+    }
+    if (!next.dataset.structure || next.dataset.structure !== view.structure) {
+      return false;
+    }
+    if (panel.className !== incoming.className || next.id !== figure.id) {
+      return false;
+    }
+    var svg = next.querySelector("[data-pan-zoom] > svg");
+    var graph = svg && svg.querySelector(":scope > g.graph");
+    if (!graph || !document.body.contains(view.graph)) {
+      return false;
+    }
+    var items = graph.children;
+    var shown = view.graph.children;
+    var pristine = view.pristine;
+    if (items.length !== pristine.length || shown.length !== pristine.length) {
+      return false;
+    }
+    var changed = [];
+    for (var index = 0; index < items.length; index += 1) {
+      if (items[index].id !== pristine[index].id) {
+        return false;
+      }
+      if (!items[index].isEqualNode(pristine[index])) {
+        changed.push(index);
+      }
+    }
+    // Collected first: replacing moves the new items out of the list being read.
+    var fresh = changed.map(function (position) {
+      return items[position];
+    });
+    changed.forEach(function (position, nth) {
+      var item = fresh[nth];
+      var old = shown[position];
+      var focused = old.contains(document.activeElement);
+      var copy = item.cloneNode(true);
+      old.replaceWith(copy);
+      pristine[position] = item;
+      // A node being read with the keyboard keeps the focus when its drawing changes.
+      var link = focused && copy.querySelector("a");
+      if (link) {
+        link.setAttribute("tabindex", "0");
+        link.focus({ preventScroll: true });
+      }
+    });
+    // The figure names the drawing it shows now (editor.js posts the key with each edit).
+    Array.from(next.attributes).forEach(function (attribute) {
+      if (figure.getAttribute(attribute.name) !== attribute.value) {
+        figure.setAttribute(attribute.name, attribute.value);
+      }
+    });
+    var caption = figure.querySelector(".canvas-caption");
+    var nextCaption = next.querySelector(".canvas-caption");
+    if (caption && nextCaption && caption.textContent !== nextCaption.textContent) {
+      caption.textContent = nextCaption.textContent;
+    }
+    if (changed.length) {
+      scheduleMinimapPicture(view, 2000);
+    }
+    return true;
+  }
+
+  // The minimap's picture is drawn when the page is idle, ``delay`` ms from now at the soonest:
+  // it costs as much as a large drawing itself. After a patch it waits for typing to pause
+  // (what an edit of a name changes is too small to see there).
+  function scheduleMinimapPicture(view, delay) {
+    if (!view.minimap) {
+      return;
+    }
+    clearTimeout(view.pictureTimer);
+    view.pictureTimer = setTimeout(function () {
+      var idle = window.requestIdleCallback || function (callback) { return setTimeout(callback, 0); };
+      idle(function () {
+        if (view.minimap && document.body.contains(view.svg)) {
+          view.minimap.image.src = picture(view);
+        }
+      });
+    }, delay);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     enhance(document);
   });
@@ -369,14 +475,19 @@
   // new drawing in the old one to carry attributes over (thousands of look-ups on a large
   // graph, seconds of work) and scan it for its own attributes, which a drawing has none of.
   document.addEventListener("htmx:oobBeforeSwap", function (event) {
-    remember(event);
     var target = event.detail.target;
     var fragment = event.detail.fragment;
     if (!target || target.id !== "canvas-panel" || !fragment || !fragment.firstElementChild) {
+      remember(event);
       return;
     }
     event.detail.shouldSwap = false;
     var incoming = fragment.firstElementChild;
+    if (patch(target, incoming)) {
+      target.dispatchEvent(new CustomEvent("canvas:swapped", { bubbles: true }));
+      return;
+    }
+    remember(event);
     target.replaceWith(incoming);
     enhance(incoming);
     incoming.dispatchEvent(new CustomEvent("canvas:swapped", { bubbles: true }));

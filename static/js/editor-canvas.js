@@ -143,7 +143,10 @@
     }
     var chosen = document.querySelector("#canvas-panel svg g.node.selected a") || links[0];
     links.forEach(function (link) {
-      link.setAttribute("tabindex", link === chosen ? "0" : "-1");
+      var index = link === chosen ? "0" : "-1";
+      if (link.getAttribute("tabindex") !== index) {
+        link.setAttribute("tabindex", index);
+      }
     });
   }
 
@@ -458,7 +461,19 @@
     }
   }
 
+  // Once per answer, not once per element it swapped in (see editor.js).
+  var pending = false;
+  function enhanceOnce() {
+    if (!pending) {
+      pending = true;
+      queueMicrotask(function () {
+        pending = false;
+        enhance();
+      });
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", enhance);
-  document.addEventListener("htmx:afterSettle", enhance);
-  document.addEventListener("canvas:swapped", enhance);
+  document.addEventListener("htmx:afterSettle", enhanceOnce);
+  document.addEventListener("canvas:swapped", enhanceOnce);
 })();

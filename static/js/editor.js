@@ -36,6 +36,12 @@
     if (lists && lists.dataset.key) {
       event.detail.parameters.shown_structure = lists.dataset.key;
     }
+    // Every form posts the page's revision: answers replace only #draft-revision (one input,
+    // not one per form: a large graph has hundreds of forms, one per edge).
+    var revision = document.getElementById("draft-revision");
+    if (revision && "revision" in event.detail.parameters) {
+      event.detail.parameters.revision = revision.value;
+    }
     // The whole JSON text comes back only while it is shown; opening it fetches it afresh.
     var json = document.getElementById("json");
     if (json && !json.open) {
@@ -74,6 +80,14 @@
   document.addEventListener("htmx:oobBeforeSwap", function (event) {
     var target = event.detail.target;
     if (target && target.id === "json-text" && target === document.activeElement) {
+      event.detail.shouldSwap = false;
+    }
+  });
+  // Nor may the current text fetched on opening the JSON panel replace what was typed into it
+  // before it arrived (the save says so if the typing was based on an older text).
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (target && target.id === "json-text" && target.value !== target.defaultValue) {
       event.detail.shouldSwap = false;
     }
   });
@@ -294,7 +308,22 @@
   // For editor-canvas.js (the canvas's keyboard, find and direct manipulation).
   window.gatehouseEditor = { selectedNode: selectedNode, narrowLabels: narrowLabels };
 
+  // The forms' own revision inputs follow the page's (they are what a form posts without this
+  // script's help, and what a form read before an answer arrived holds).
+  function syncRevisions() {
+    var revision = document.getElementById("draft-revision");
+    if (!revision) {
+      return;
+    }
+    document.querySelectorAll("input.draft-revision").forEach(function (input) {
+      if (input.value !== revision.value) {
+        input.value = revision.value;
+      }
+    });
+  }
+
   function enhance() {
+    syncRevisions();
     var select = document.querySelector("[data-edge-from]");
     if (select) {
       narrowLabels(select);
@@ -302,7 +331,12 @@
     document.querySelectorAll("[data-json-jump]").forEach(function (button) {
       button.hidden = false;
     });
-    numberLines();
+    // The JSON text is long on a large graph: its lines are counted while it is shown (and
+    // when it is opened).
+    var json = document.getElementById("json");
+    if (!json || json.open) {
+      numberLines();
+    }
     markSelected();
   }
 
@@ -310,7 +344,11 @@
     "toggle",
     function (event) {
       var json = event.target;
-      if (json.id !== "json" || !json.open || typeof window.htmx === "undefined") {
+      if (json.id !== "json" || !json.open) {
+        return;
+      }
+      numberLines();
+      if (typeof window.htmx === "undefined") {
         return;
       }
       var area = document.getElementById("json-text");
@@ -332,7 +370,20 @@
     true
   );
 
+  // htmx fires afterSettle once per element an answer swapped in; the page is enhanced once,
+  // after the last of them (a microtask runs when the settling loop is done).
+  var pending = false;
+  function enhanceOnce() {
+    if (!pending) {
+      pending = true;
+      queueMicrotask(function () {
+        pending = false;
+        enhance();
+      });
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", enhance);
-  document.addEventListener("htmx:afterSettle", enhance);
-  document.addEventListener("canvas:swapped", enhance);
+  document.addEventListener("htmx:afterSettle", enhanceOnce);
+  document.addEventListener("canvas:swapped", enhanceOnce);
 })();

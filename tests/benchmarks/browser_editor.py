@@ -9,8 +9,10 @@ opens each draft's editor on a gate's form and changes the gate's display name a
 Each sample is taken in the page: the time of the ``input`` event the change fires (the form
 waits for typing to pause, then posts), to the first frame painted after htmx has settled the
 answer with a canvas that shows the new name — so it includes the form's wait, the request,
-the server, the swap and pan and zoom being set up again. Then, on the 300-node draft, adding a
-node with **Add node** (a structural change: laid out again) to the canvas painted with it.
+the server, putting the new drawing in place (only its changed items, for a drawing of the same
+structure) and the paint. Then, on the 300-node draft, adding a node with **Add node** (a
+structural change: laid out again, the canvas replaced and pan and zoom set up again) to the
+canvas painted with it.
 
 Prints p50 / p95 / max per size. Needs ``/usr/bin/chromium``. Run it with ``make bench``, or
 alone: ``.venv/bin/python tests/benchmarks/browser_editor.py [--edits N]``. It measures only:

@@ -45,3 +45,7 @@ def setup_django(
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
     call_command("migrate", verbosity=0, interactive=False)
+    from editor.apps import settle_start_up
+
+    # As the servers do once started (editor/asgi.py).
+    settle_start_up()

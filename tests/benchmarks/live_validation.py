@@ -9,7 +9,7 @@ the p50/p95 server-side time of:
   client (the whole stack without a socket: middleware, form reading, save with the revision
   check, validation, canvas, and the out-of-band fragments of ``editor/page.html#live``),
   with the keys of the canvas and lists the page shows, as ``static/js/editor.js`` posts
-  them; the answer must hold the new canvas (laid out by ``dot``) and the new error list;
+  them; the answer must hold the new canvas (drawn by Graphviz) and the new error list;
 * the pipeline alone: :func:`editor.services.editing.open_draft`, then
   :func:`editor.services.editing.apply_edit` and its canvas (read + save + validate + draw).
 

@@ -15,7 +15,7 @@ from editor.graph.edits import format_draft
 from editor.services import documents
 from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import htmx_settles, wait_for_htmx
-from tests.functional.test_editor import approval_document, open_editor
+from tests.functional.test_editor import approval_document, choose_node, open_editor
 
 HASH = "sha256:" + "a" * 64
 
@@ -149,4 +149,47 @@ def test_the_keyboard_path_skip_links_arrows_and_escape(author_page: Page, autho
     focused = page.evaluate("() => document.activeElement.getAttribute('xlink:title')")
     assert focused == "gate node review"
     wait_for_htmx(page)
+    assert_accessible(page)
+
+
+def test_an_edit_of_a_name_puts_only_that_node_in_place_on_the_canvas(
+    author_page: Page, author: User
+) -> None:
+    slug = approval_document(author)
+    page = author_page
+    open_editor(page, slug)
+    page.wait_for_function("() => window.gatehouseCanvas && window.gatehouseCanvas.view('canvas')")
+    choose_node(page, "write")
+    page.evaluate(
+        """() => {
+            window.__view = window.gatehouseCanvas.view('canvas');
+            document.querySelectorAll('#canvas-panel svg g.node').forEach((g) => { g.__kept = 1; });
+        }"""
+    )
+    key = page.locator("#canvas").get_attribute("data-key")
+
+    with htmx_settles(page):
+        page.get_by_label("Display name").fill("Draft the announcement")
+    expect(page.locator("#canvas-panel svg")).to_contain_text("Draft the announcement")
+
+    # The other nodes are the very elements shown before, pan and zoom were not set up again,
+    # and the canvas names the drawing it shows now (the next edit says so to the server).
+    kept = page.evaluate(
+        """() => [...document.querySelectorAll('#canvas-panel svg g.node')]
+            .map((g) => [g.textContent.trim().split('\\n')[0], g.__kept === 1])"""
+    )
+    assert [name for name, same in kept if not same] == ["n1"], kept
+    assert len(kept) == 5
+    assert page.evaluate("() => window.gatehouseCanvas.view('canvas') === window.__view")
+    assert page.locator("#canvas").get_attribute("data-key") != key
+    expect(page.locator("#canvas-panel svg g.node.selected")).to_contain_text("Draft the")
+
+    # Every form posts the revision the last answer gave: another edit is not stale.
+    page.get_by_label("From", exact=True).select_option("archive")
+    page.get_by_label("To", exact=True).select_option("write")
+    with htmx_settles(page):
+        page.get_by_role("button", name="Add edge").click()
+    expect(page.locator("#edge-list")).to_contain_text("archive")
+    expect(page.locator("#stale")).not_to_contain_text("changed elsewhere")
+    assert '"from": "archive"' in documents.read_draft(slug).text
     assert_accessible(page)

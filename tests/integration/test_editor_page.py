@@ -272,7 +272,8 @@ def test_a_field_change_is_saved_validated_and_answered_in_place(
     assert "HX-Request" in response["Vary"]
     assert payload("write")["agent_hash"] == "not-a-hash"
     assert draft().revision == 2
-    assert 'value="2" class="draft-revision" hx-swap-oob="outerHTML:.draft-revision"' in page
+    # One input carries the new revision (editor.js hands it to every form's post).
+    assert 'value="2" class="draft-revision" id="draft-revision" hx-swap-oob="true"' in page
     assert '<section id="canvas-panel"' in page and "<svg" in page
     assert "1 error — freeze is blocked" in page
     assert "is neither a stored agent" in field_error(page, "agent_hash")
@@ -384,7 +385,7 @@ def test_an_answer_leaves_out_the_canvas_and_lists_the_page_already_shows(
     page = response.content.decode()
     assert payload("review")["prompt"] == "Ship it?"
     assert 'id="problems"' in page and "No errors · this graph can be frozen" in page
-    assert 'class="draft-revision" hx-swap-oob' in page
+    assert 'class="draft-revision" id="draft-revision" hx-swap-oob' in page
     assert 'id="canvas-panel"' not in page and "<svg" not in page
     assert 'id="node-list"' not in page and 'id="edge-list"' not in page
 
