@@ -12,6 +12,7 @@ is in flight, and :func:`htmx_settles` waits for the swap a given action causes 
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -20,9 +21,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
-from django.db import OperationalError, close_old_connections, connections
+from django.db import close_old_connections, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.sqlite3.operations import DatabaseOperations
+from django.db.backends.sqlite3.base import SQLiteCursorWrapper
 from django.test import override_settings
 from playwright.sync_api import (
     Browser,
@@ -96,28 +97,34 @@ def _streams_outlive_tests() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True, scope="package")
-def _flush_waits_for_table_locks() -> Iterator[None]:
-    """Emptying the test database after a test waits for a table lock to pass, as a database
-    file does (its busy timeout), where the in-memory one fails at once.
+def _statements_wait_for_table_locks() -> Iterator[None]:
+    """A statement on the in-memory test database waits for a table lock to pass, as on a
+    database file (its busy timeout), where the in-memory one fails at once.
 
-    A page's event stream (``/live/``) outlives its test by up to a keep-alive: until its next
-    write finds the browser gone, it reads the inbox count now and then on the shared
-    connection, and a read in flight locks its table against the flush's ``DELETE``.
+    Connections to a shared-cache SQLite database lock each other's tables: the worker's map
+    items write the run's row on connections of their own, one beside another; a page's event
+    stream (``/live/``) outlives its test by up to a keep-alive, reading the inbox count on the
+    shared connection while the next test's flush deletes. Any of them found the table locked
+    and failed at once ("database table is locked"); a database file would have waited.
     """
-    original = DatabaseOperations.execute_sql_flush
+    originals = {name: getattr(SQLiteCursorWrapper, name) for name in ("execute", "executemany")}
 
-    def patient(self: DatabaseOperations, sql_list: list[str]) -> None:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                return original(self, sql_list)
-            except OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+    def patient(original: Callable[..., Any]) -> Callable[..., Any]:
+        def run(self: SQLiteCursorWrapper, *args: Any, **kwargs: Any) -> Any:
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    return original(self, *args, **kwargs)
+                except sqlite3.OperationalError as error:
+                    if "locked" not in str(error) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+
+        return run
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(DatabaseOperations, "execute_sql_flush", patient)
+        for name, original in originals.items():
+            patch.setattr(SQLiteCursorWrapper, name, patient(original))
         yield
 
 

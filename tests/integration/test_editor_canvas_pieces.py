@@ -19,13 +19,15 @@ from editor.services.canvas import CanvasSource, DrawnCanvas, editor_source, ren
 HASH = "sha256:" + "a" * 64
 LONG = "A much longer name than any step had before"
 
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture(autouse=True)
 def _nothing_kept() -> Any:
-    caches["default"].clear()
+    caches[rendering.CACHE].clear()
     pieces.forget()
     yield
-    caches["default"].clear()
+    caches[rendering.CACHE].clear()
     pieces.forget()
 
 
