@@ -4,7 +4,7 @@ On loopback only, bounded in time. It starts (and always stops again):
 
 * a private PostgreSQL server (``initdb`` in a temporary directory, on ``--pg-port``), unless
   ``DATABASE_URL`` names one (``postgres://…``), which is then used as it is;
-* ``gunicorn editor.wsgi`` with ``--web-workers`` sync workers, ``DEBUG=false``, a secret key,
+* ``gunicorn editor.asgi:application`` with ``--web-workers`` uvicorn workers (as in production), ``DEBUG=false``, a secret key,
   ``ALLOWED_HOSTS=127.0.0.1`` and ``GATEHOUSE_SECURE_COOKIES=false`` (plain HTTP), static files
   collected into the temporary directory;
 * ``--db-workers`` run workers (``manage.py db_worker --no-reload``).
@@ -1123,7 +1123,9 @@ def main() -> int:
                     sys.executable,
                     "-m",
                     "gunicorn",
-                    "editor.wsgi",
+                    "editor.asgi:application",
+                    "--worker-class",
+                    "editor.server.UvicornWorker",
                     "--workers",
                     str(args.web_workers),
                     "--bind",
@@ -1143,7 +1145,7 @@ def main() -> int:
                 )
             wait_until_serving(services, port)
             print(
-                f"serving: gunicorn {args.web_workers} sync workers on {HOST}:{port}, "
+                f"serving: gunicorn {args.web_workers} uvicorn workers on {HOST}:{port}, "
                 f"{args.db_workers} db_worker processes; DEBUG off, plain HTTP"
             )
             print(
