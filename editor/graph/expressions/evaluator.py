@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar, Final, final
 
-from editor.graph.expressions.parser import (
+from editor.graph.expressions.syntax import (
     And,
     Compare,
     Condition,

@@ -7,8 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from editor.graph.errors import ExpressionError
-from editor.graph.expressions import parse_expression, parse_reference
-from editor.graph.expressions.evaluator import json_equal
+from editor.graph.expressions import json_equal, parse_expression, parse_reference
 from editor.graph.jsonio import canonical_json
 from editor.graph.model import (
     SCHEMA_VERSION,
