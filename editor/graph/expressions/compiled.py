@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from editor.graph.errors import ExpressionError
 from editor.graph.expressions.evaluator import Missing, evaluate_condition, resolve_segments
@@ -20,6 +20,10 @@ from editor.graph.expressions.syntax import Condition, Segment
 __all__ = ["Expression", "Reference", "parse_expression", "parse_reference"]
 
 _CACHE_SIZE = 4096
+
+#: A memoised failure: the error's ``(what, position)``, raised afresh each time. The memo of
+#: one kind holds only that kind or a failure, so what is not the kind asked for is this.
+type _Failure = tuple[str, int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +62,7 @@ def parse_expression(text: str) -> Expression:
     result = _memoised_parse(Expression, text)
     if isinstance(result, Expression):
         return result
-    raise ExpressionError(*result)
+    raise ExpressionError(*cast(_Failure, result))
 
 
 def parse_reference(text: str) -> Reference:
@@ -67,13 +71,13 @@ def parse_reference(text: str) -> Reference:
     result = _memoised_parse(Reference, text)
     if isinstance(result, Reference):
         return result
-    raise ExpressionError(*result)
+    raise ExpressionError(*cast(_Failure, result))
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _memoised_parse(
     kind: type[Expression] | type[Reference], text: str
-) -> Expression | Reference | tuple[str, int | None]:
+) -> Expression | Reference | _Failure:
     """The parsed object, or the error's ``(what, position)`` to raise afresh each time."""
     try:
         if kind is Expression:

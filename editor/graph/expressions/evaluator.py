@@ -138,7 +138,8 @@ def compare(left: Any, right: Any) -> int | None:
     if left_kind == right_kind == _NUMBER:
         return _compare_numbers(_number(left), _number(right))
     if left_kind == right_kind == _STRING:
-        return (left > right) - (left < right)
+        order: int = (left > right) - (left < right)
+        return order
     return None
 
 
