@@ -14,11 +14,12 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from editor.services import managing
 from editor.services.errors import InvalidRequest, NotAllowed, SlugTaken, UnknownDocument
+from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["archive", "delete", "duplicate", "rename"]
 
 
-def _go(request: HttpRequest, url: str) -> HttpResponse:
+def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
@@ -44,7 +45,7 @@ def _managed(view):  # type: ignore[no-untyped-def]
 
 
 @_managed
-def rename(request: HttpRequest, slug: str) -> HttpResponse:
+def rename(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """**Rename**: a new title and slug; the old slug leads to the new one."""
     title = request.POST.get("title", "")
     new_slug = request.POST.get("slug", "").strip() or slug
@@ -61,7 +62,7 @@ def rename(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_managed
-def duplicate(request: HttpRequest, slug: str) -> HttpResponse:
+def duplicate(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """**Duplicate**: a new document with a copy of this draft."""
     document = managing.duplicate_document(request.user, slug)
     messages.success(request, f"This is a copy of {slug}, as “{document.title}”.")
@@ -69,7 +70,7 @@ def duplicate(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_managed
-def archive(request: HttpRequest, slug: str) -> HttpResponse:
+def archive(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """**Archive** (hidden from the graphs list) or **Restore**."""
     archived = request.POST.get("archived") != "0"
     document = managing.update_document(request.user, slug, archived=archived)
@@ -85,7 +86,7 @@ def archive(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_managed
-def delete(request: HttpRequest, slug: str) -> HttpResponse:
+def delete(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """**Delete**: the draft and its history go; frozen versions and runs stay."""
     deleted = managing.delete_document(request.user, slug)
     kept = (

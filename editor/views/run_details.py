@@ -21,6 +21,7 @@ from editor.services.numbers import InvalidNumber, strict_int
 from editor.services.run_rows import run_row
 from editor.streams.logs import log_response
 from editor.views.graphs import is_fragment_request
+from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["event_payload", "node_detail", "older_events", "run_log"]
 
@@ -30,7 +31,7 @@ SEQ_MAX = 2**31 - 1
 
 @require_safe
 @vary_on_headers("HX-Request")
-def older_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def older_events(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """``?before=<seq>``: the page of events before that one, newest first."""
     try:
         before = strict_int(request.GET.get("before", ""), "before", maximum=SEQ_MAX)
@@ -46,7 +47,7 @@ def older_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def event_payload(request: HttpRequest, run_id: uuid.UUID, seq: str) -> HttpResponse:
+def event_payload(request: HtmxHttpRequest, run_id: uuid.UUID, seq: str) -> HttpResponse:
     """One event's whole payload."""
     try:
         found = run_timeline.event_payload(str(run_id), strict_int(seq, "seq", maximum=SEQ_MAX))
@@ -73,7 +74,7 @@ def run_log(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def node_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def node_detail(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """``?node=<id>`` (and ``in=<owner>`` for each subgraph body it sits in): the node's
     detail."""
     node = request.GET.get("node", "")
