@@ -4,9 +4,11 @@ Each is a plain form post that redirects (htmx follows the redirect as a whole p
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -27,11 +29,14 @@ def _editor(slug: str) -> str:
     return reverse("editor", args=[slug])
 
 
-def _managed(view):  # type: ignore[no-untyped-def]
+type _DocumentView = Callable[[HtmxHttpRequest, str], HttpResponse]
+
+
+def _managed(view: _DocumentView) -> _DocumentView:
     """POST only; unknown documents are 404 and people without the authors role 403."""
 
     @require_POST
-    def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
+    def wrapped(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         try:
             return view(request, slug)
         except UnknownDocument:

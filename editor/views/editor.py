@@ -130,7 +130,7 @@ def _agents() -> list[node_form.AgentChoice]:
 
 
 def _tools() -> list[str]:
-    return installation.tools().names()
+    return list(installation.tools().names())
 
 
 def _query(level: tuple[str, ...]) -> str:

@@ -85,7 +85,8 @@ def edit_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     node_id = request.POST.get("node", "")
     level = level_of(request)
     node = draft.node(node_id, level)
-    submitted = [(key, value) for key, value in request.POST.items() if key not in _NOT_A_CHANGE]
+    # `request.POST[key]` is the last value, as `items()` gives it; the stubs type it exactly.
+    submitted = [(key, request.POST[key]) for key in request.POST if key not in _NOT_A_CHANGE]
     if node is None:
         # Deleted elsewhere: a stale tab learns so; otherwise say the node is gone.
         def missing(value: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import uuid
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -63,7 +69,7 @@ def event_payload(request: HtmxHttpRequest, run_id: uuid.UUID, seq: str) -> Http
 
 
 @require_safe
-def run_log(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def run_log(request: HttpRequest, run_id: uuid.UUID) -> StreamingHttpResponse:
     """**Download log**: the events as JSON lines, as stored, streamed."""
     try:
         run = run_row(str(run_id))

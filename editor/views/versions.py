@@ -157,8 +157,12 @@ def _compared_canvas(newer: Graph, older: Graph | None, changes: dict[str, Any])
         if edge["from"] in known and edge["to"] in known
     ]
     merged = Graph(newer.schema_version, (*newer.nodes, *ghosts), (*newer.edges, *removed_edges))
-    highlight = {((), node): ADDED_FILL for node in changes["nodes"]["added"]}
-    marks = {((), node): "+ " for node in changes["nodes"]["added"]}
+    highlight: dict[tuple[tuple[str, ...], str], str] = {
+        ((), node): ADDED_FILL for node in changes["nodes"]["added"]
+    }
+    marks: dict[tuple[tuple[str, ...], str], str] = {
+        ((), node): "+ " for node in changes["nodes"]["added"]
+    }
     for change in changes["nodes"]["changed"]:
         highlight[((), change["node"])] = CHANGED_FILL
         marks[((), change["node"])] = "~ "
