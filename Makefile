@@ -133,7 +133,7 @@ test: setup-dev lint
 
 # mypy's Django plugin loads editor.settings, which needs these when DEBUG is off; nothing is
 # served or stored with them. Its cache is var/mypy (pyproject.toml).
-MYPY_ENV := DEBUG=false SECRET_KEY=mypy-only-not-a-secret ALLOWED_HOSTS=localhost
+MYPY_ENV := env -u SECRET_KEY_FILE DEBUG=false SECRET_KEY=mypy-only-not-a-secret ALLOWED_HOSTS=localhost
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/lint-imports --no-logo
