@@ -29,7 +29,7 @@ DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/
 help:
 	@echo "make run     set up, migrate, create the first user and the demo, serve and run a worker on 127.0.0.1:$(PORT)"
 	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
-	@echo "make lint    import contracts, ruff check, ruff format --check"
+	@echo "make lint    import contracts, ruff check, ruff format --check, mypy"
 	@echo "make bench   the graph core, /v1/graphs/validate, live validation, the engine, the inbox, schemas, map pool, streams, the run page, the editor in Chromium"
 	@echo "make bench-scale  every page and list at 10,000 documents and 100,000 runs (SQLite, private PostgreSQL), then workers' scale-out"
 	@echo "make bench-workers  runs/s with 1, 2 and 4 db_worker processes on a private PostgreSQL"
@@ -131,10 +131,16 @@ test: setup-dev lint
 
 # --- Other targets -----------------------------------------------------------------------------
 
+# mypy's Django plugin loads editor.settings, which needs these when DEBUG is off; nothing is
+# served or stored with them. Its cache is var/mypy (pyproject.toml).
+MYPY_ENV := env -u SECRET_KEY_FILE DEBUG=false SECRET_KEY=mypy-only-not-a-secret ALLOWED_HOSTS=localhost
+
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@mkdir -p -m 700 var
+	$(MYPY_ENV) $(VENV)/bin/mypy
 
 # The browser benchmark drives Chromium through Playwright (development tools).
 bench: setup-dev

@@ -110,7 +110,8 @@ class NewGraphForm(forms.Form):
         return title
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns; its stubs allow None
         template = data.get("template")
         for name in _AGENT_FIELDS.get(template or "", ()):
             if not data.get(name):
@@ -190,7 +191,8 @@ class ImportForm(forms.Form):
     )
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns; its stubs allow None
         upload: UploadedFile | None = data.get("file")
         pasted: str = data.get("text") or ""
         limit = settings.GATEHOUSE_MAX_BODY_BYTES
@@ -306,7 +308,8 @@ class AgentForm(forms.Form):
         return [line for line in text.splitlines() if line.strip()]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns; its stubs allow None
         model = data.get("model")
         if model == "openai" and not (data.get("openai_model") or "").strip():
             self.add_error("openai_model", "Name the OpenAI model.")

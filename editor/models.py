@@ -75,7 +75,8 @@ class Role(models.Model):
     class Meta:
         managed = False
         default_permissions = ()
-        permissions: ClassVar[list[tuple[str, str]]] = [
+        # Django's Meta convention (a list, as the migrations record it); django-stubs types it.
+        permissions = [  # noqa: RUF012
             ("author", "Create and edit documents, freeze, import, post graphs and agents"),
             ("operate", "Start and abandon runs, raise budgets, reconcile writes"),
             ("approve", "Resolve gates"),

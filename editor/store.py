@@ -21,6 +21,7 @@ ever visible.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -197,7 +198,9 @@ class OrmRunStore:
             notify = self.on_suspended
             for envelope in events:
                 if envelope.kind == "Suspended":
-                    transaction.on_commit(lambda seq=envelope.seq: notify(run_id, seq), robust=True)
+                    transaction.on_commit(
+                        functools.partial(notify, run_id, envelope.seq), robust=True
+                    )
 
     def _refuse(
         self, run_id: str, start: int, kinds: list[str], state: str, *, leased: bool

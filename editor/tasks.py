@@ -13,6 +13,7 @@ recorded event.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -229,7 +230,8 @@ class AnnouncingRunStore(OrmRunStore):
         for envelope in events:
             if envelope.kind in notifications.OPERATOR_CARDS:
                 transaction.on_commit(
-                    lambda seq=envelope.seq: queue_operator_notification(run_id, seq), robust=True
+                    functools.partial(queue_operator_notification, run_id, envelope.seq),
+                    robust=True,
                 )
 
 

@@ -105,7 +105,8 @@ class Watchdog(threading.Thread):
         # The lock-free backstop, one grace after the watchdog would have ended the process.
         if exit_when_stuck:
             left = max(1.0, self.deadline - time.monotonic() + 2 * self.grace)
-            faulthandler.dump_traceback_later(left, exit=True, file=sys.__stderr__)
+            # Without a console `sys.__stderr__` is None, and faulthandler writes to sys.stderr.
+            faulthandler.dump_traceback_later(left, exit=True, file=sys.__stderr__ or sys.stderr)
 
 
 def report_stuck(run_id: str, thread: threading.Thread) -> None:

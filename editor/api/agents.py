@@ -11,6 +11,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
+from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import AgentCreatedOut, AgentListOut, AgentOut, ErrorOut
 from editor.services import agents
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
@@ -39,7 +40,7 @@ AGENT_BODY: dict[str, Any] = {
     openapi_extra=AGENT_BODY,
     summary="Store an agent definition",
 )
-def post_agent(request: HttpRequest) -> Status[agents.StoredAgent]:
+def post_agent(request: AuthenticatedRequest) -> Status[agents.StoredAgent]:
     """Store a definition; the same one again stores nothing, and renames it when named."""
     content_type = request.headers.get("Content-Type", "")
     return Status(201, agents.create_agent(request.auth, request.body, content_type))

@@ -8,6 +8,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
+from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import (
     DeletedOut,
     DiffOut,
@@ -87,7 +88,7 @@ def list_documents(
     response={201: DocumentOut, 400: ErrorOut, 403: ErrorOut, 409: ErrorOut},
     summary="Create a document",
 )
-def create_document(request: HttpRequest, payload: DocumentIn) -> Status[Any]:
+def create_document(request: AuthenticatedRequest, payload: DocumentIn) -> Status[Any]:
     """A new document; its slug is derived from the title when not given."""
     return Status(
         201,
@@ -108,7 +109,7 @@ def get_document(request: HttpRequest, slug: str) -> Any:
     response={200: DocumentOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
     summary="Rename or archive",
 )
-def update_document(request: HttpRequest, slug: str, payload: DocumentPatchIn) -> Any:
+def update_document(request: AuthenticatedRequest, slug: str, payload: DocumentPatchIn) -> Any:
     """Change the title or the slug (the old slug then leads to the new one), or archive
     (`"archived": true`) or restore it."""
     return managing.update_document(
@@ -126,7 +127,7 @@ def update_document(request: HttpRequest, slug: str, payload: DocumentPatchIn) -
     summary="Duplicate",
 )
 def duplicate_document(
-    request: HttpRequest, slug: str, payload: DuplicateIn | None = None
+    request: AuthenticatedRequest, slug: str, payload: DuplicateIn | None = None
 ) -> Status[Any]:
     """A new document whose draft is a copy of this one's (title: `Copy of …` unless given)."""
     title = payload.title if payload else None
@@ -138,7 +139,7 @@ def duplicate_document(
     response={200: DeletedOut, 403: ErrorOut, 404: ErrorOut},
     summary="Delete",
 )
-def delete_document(request: HttpRequest, slug: str) -> dict[str, Any]:
+def delete_document(request: AuthenticatedRequest, slug: str) -> dict[str, Any]:
     """Delete the draft and its history; frozen versions and runs stay."""
     deleted = managing.delete_document(request.auth, slug)
     return {
@@ -165,7 +166,9 @@ def read_draft(request: HttpRequest, slug: str, response: HttpResponse) -> Any:
     openapi_extra=_IF_MATCH,
     summary="Save the draft",
 )
-def save_draft(request: HttpRequest, slug: str, payload: DraftIn, response: HttpResponse) -> Any:
+def save_draft(
+    request: AuthenticatedRequest, slug: str, payload: DraftIn, response: HttpResponse
+) -> Any:
     """Replace the draft's text if it is still at the `If-Match` revision."""
     draft = documents.save_draft(
         request.auth, slug, text=payload.text, expected_revision=_expected_revision(request)
@@ -180,7 +183,9 @@ def save_draft(request: HttpRequest, slug: str, payload: DraftIn, response: Http
     openapi_extra=_IF_MATCH,
     summary="Freeze the draft",
 )
-def freeze(request: HttpRequest, slug: str, payload: FreezeIn | None = None) -> Status[Any]:
+def freeze(
+    request: AuthenticatedRequest, slug: str, payload: FreezeIn | None = None
+) -> Status[Any]:
     """Freeze the draft as the next version; `200` when it equals the latest version."""
     frozen = documents.freeze(
         request.auth,
@@ -245,7 +250,9 @@ def list_revisions(
     openapi_extra=_IF_MATCH,
     summary="Restore a revision",
 )
-def restore_revision(request: HttpRequest, slug: str, number: int, response: HttpResponse) -> Any:
+def restore_revision(
+    request: AuthenticatedRequest, slug: str, number: int, response: HttpResponse
+) -> Any:
     """The draft as it was at revision `number`, saved as a new revision (`If-Match` as for
     `PUT …/draft`); answers like reading the draft."""
     draft = documents.restore_revision(

@@ -9,6 +9,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
+from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import ErrorOut
 from editor.services import forks
 
@@ -90,7 +91,7 @@ class ForksOut(Schema):
     },
     summary="Fork a run from a node",
 )
-def fork_run(request: HttpRequest, run: str, payload: ForkIn) -> Status[Any]:
+def fork_run(request: AuthenticatedRequest, run: str, payload: ForkIn) -> Status[Any]:
     """A new run of the same graph, input and labels that opens with this run's log up to
     `from_node`'s entry (replayed, not executed again) and is driven from that node
     (operators). With `dry_run`, `200` and what the fork would hold: the recorded `write`

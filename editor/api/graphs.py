@@ -11,6 +11,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
+from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import ErrorOut, GraphCreatedOut, GraphListOut, GraphOut, ValidationOut
 from editor.services import graphs, runs
 from editor.services.paging import MAX_LIMIT
@@ -36,7 +37,7 @@ FOREVER = "public, max-age=31536000, immutable"
     openapi_extra=GRAPH_BODY,
     summary="Store a graph",
 )
-def post_graph(request: HttpRequest) -> Status[graphs.StoredGraph]:
+def post_graph(request: AuthenticatedRequest) -> Status[graphs.StoredGraph]:
     """Store a valid graph by its hash; the same graph again stores nothing (`created: false`)."""
     return Status(201, graphs.store_graph(request.auth, request.body))
 

@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 from ninja.responses import NinjaJSONEncoder
 
+from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import (
     AbandonIn,
     AbandonOut,
@@ -66,7 +67,7 @@ EVENTS_RESPONSES: dict[str, Any] = {
     response={201: RunCreatedOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut},
     summary="Start a run",
 )
-def start_run(request: HttpRequest, payload: RunIn) -> Status[dict[str, Any]]:
+def start_run(request: AuthenticatedRequest, payload: RunIn) -> Status[dict[str, Any]]:
     """Start a run of a stored graph; a worker drives it. `404` with the first resolution
     error's code (`unknown_tool`, …) and every one in `details.errors` when a name the graph
     uses is not registered here; `413 payload_too_large` when the input would make the run's
@@ -204,7 +205,9 @@ def run_graph(request: HttpRequest, run: str) -> dict[str, Any]:
     response={202: ResumeOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
     summary="Resolve a parked run",
 )
-def resume_run(request: HttpRequest, run: str, payload: ResumeIn) -> Status[runs.ResumeOutcome]:
+def resume_run(
+    request: AuthenticatedRequest, run: str, payload: ResumeIn
+) -> Status[runs.ResumeOutcome]:
     """Resolve a gate (approvers), raise a budget or reconcile a write (operators). An input
     that breaks the gate's schema is `400 approval_schema_violation` with the node and every
     violation, and records nothing; a run that is not waiting is `409 not_suspended`, saying
@@ -230,7 +233,7 @@ def resume_run(request: HttpRequest, run: str, payload: ResumeIn) -> Status[runs
     response={200: ResolveOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
     summary="Record what a cut-off write did",
 )
-def resolve_run(request: HttpRequest, run: str, payload: ResolveIn) -> runs.ResolveOutcome:
+def resolve_run(request: AuthenticatedRequest, run: str, payload: ResolveIn) -> runs.ResolveOutcome:
     """For a run that needs reconciliation (operators): record `output` as the result of the
     write that was cut off, and let a worker drive on. `409 wrong_state` when the run has no
     such write; nothing is recorded then."""
@@ -243,7 +246,7 @@ def resolve_run(request: HttpRequest, run: str, payload: ResolveIn) -> runs.Reso
     summary="Abandon a run",
 )
 def abandon_run(
-    request: HttpRequest, run: str, payload: AbandonIn | None = None
+    request: AuthenticatedRequest, run: str, payload: AbandonIn | None = None
 ) -> runs.AbandonOutcome:
     """Stop a run that has not finished: the receipt names the `seq` of its `RunAbandoned`.
     `409 wrong_state` (`details.reason`: `already_finished`) when it has finished."""

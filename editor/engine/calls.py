@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from editor.engine.errors import ProviderError
 from editor.engine.history import CallHistory, NodeHistory, Scope
@@ -24,6 +24,8 @@ from editor.engine.ports import (
 )
 from editor.engine.schemas import first_violation
 from editor.engine.steps import (
+    Buffer,
+    DriveState,
     Parked,
     StepFailed,
     compact_json,
@@ -45,7 +47,13 @@ from editor.graph import (
 __all__ = ["CallSteps"]
 
 
-class CallSteps:
+if TYPE_CHECKING:
+    _DriveBase = DriveState
+else:
+    _DriveBase = object
+
+
+class CallSteps(_DriveBase):
     """The drive's tool nodes, agent nodes and the calls they make.
 
     Uses the drive's state (``run_id``, ``installation``, ``limits``, ``flush``…): it is only
@@ -54,7 +62,7 @@ class CallSteps:
     # tool ---------------------------------------------------------------------------
 
     def _tool_node(
-        self, node: ToolNode, value: Any, scope: Scope, buffer: list, past: NodeHistory
+        self, node: ToolNode, value: Any, scope: Scope, buffer: Buffer, past: NodeHistory
     ) -> Any:
         if node.input:
             data: dict[str, Any] = {}
@@ -68,7 +76,7 @@ class CallSteps:
                 data[name] = resolved
         else:
             data = value
-        self._check_schema(
+        self.check_schema(
             node.input_schema, data, f"tool node `{node.id}`: its input", "input_schema"
         )
         spec = self.installation.tools.get(node.tool)
@@ -76,7 +84,7 @@ class CallSteps:
         output = self._tool_call(
             spec, node.id, data, scope, 0, buffer, past, f"tool node `{node.id}` failed"
         )
-        self._check_schema(
+        self.check_schema(
             node.output_schema, output, f"tool node `{node.id}`: its output", "output_schema"
         )
         return output
@@ -88,7 +96,7 @@ class CallSteps:
         data: Any,
         scope: Scope,
         number: int,
-        buffer: list,
+        buffer: Buffer,
         past: NodeHistory,
         failure: str,
     ) -> Any:
@@ -211,9 +219,9 @@ class CallSteps:
     # agent --------------------------------------------------------------------------
 
     def _agent_node(
-        self, node: AgentNode, value: Any, scope: Scope, buffer: list, past: NodeHistory
+        self, node: AgentNode, value: Any, scope: Scope, buffer: Buffer, past: NodeHistory
     ) -> Any:
-        self._check_schema(
+        self.check_schema(
             node.input_schema, value, f"agent node `{node.id}`: its input", "input_schema"
         )
         output = self._agent_loop(node.id, node.agent_hash, value, scope, buffer, past)
@@ -221,7 +229,7 @@ class CallSteps:
         if schema is None:  # the agent's own declared shape, when the node declares none
             definition = self.installation.agents.get(node.agent_hash)
             schema = definition.output_schema if definition is not None else None
-        self._check_schema(schema, output, f"agent node `{node.id}`: its output", "output_schema")
+        self.check_schema(schema, output, f"agent node `{node.id}`: its output", "output_schema")
         return output
 
     def _agent_loop(
@@ -230,7 +238,7 @@ class CallSteps:
         agent_hash: str,
         value: Any,
         scope: Scope,
-        buffer: list,
+        buffer: Buffer,
         past: NodeHistory,
     ) -> Any:
         definition = self.installation.agents.get(agent_hash)
@@ -333,7 +341,7 @@ class CallSteps:
         number: int,
         messages: list[dict[str, Any]],
         tools: tuple[ToolSpec, ...],
-        buffer: list,
+        buffer: Buffer,
         past: NodeHistory,
     ) -> tuple[ModelReply, int]:
         recorded = past.model_calls.get(number) or CallHistory()

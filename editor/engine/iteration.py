@@ -9,12 +9,12 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from editor.engine.errors import RunLost
 from editor.engine.history import NodeHistory, Scope
 from editor.engine.schemas import first_violation
-from editor.engine.steps import Parked, StepFailed, event_payload
+from editor.engine.steps import Buffer, DriveState, Parked, StepFailed, event_payload
 from editor.graph import (
     FoldNode,
     Graph,
@@ -29,7 +29,13 @@ from editor.graph.model import BestBy, JoinAll, SubgraphBody
 __all__ = ["IterationSteps"]
 
 
-class IterationSteps:
+if TYPE_CHECKING:
+    _DriveBase = DriveState
+else:
+    _DriveBase = object
+
+
+class IterationSteps(_DriveBase):
     """The drive's map and fold nodes; only ever mixed into :class:`editor.engine.runner._Drive`."""
 
     # map ----------------------------------------------------------------------------
@@ -49,7 +55,7 @@ class IterationSteps:
             )
         return items
 
-    def _body(self, graph: Graph, owner: MapNode | FoldNode) -> Callable[[Any, Scope, list], Any]:
+    def _body(self, graph: Graph, owner: MapNode | FoldNode) -> Callable[[Any, Scope, Buffer], Any]:
         body = owner.body
         if isinstance(body, SubgraphBody):
             return lambda value, scope, buffer: self.walk(body.graph, value, scope, buffer)
@@ -62,7 +68,7 @@ class IterationSteps:
         node: MapNode,
         items: list[Any],
         scope: Scope,
-        buffer: list,
+        buffer: Buffer,
         past: NodeHistory,
     ) -> Any:
         if not past.fanned_out:
@@ -71,12 +77,12 @@ class IterationSteps:
         run_body = self._body(graph, node)
         outputs: list[Any] = [None] * len(items)
         failures: dict[int, BaseException] = {}
-        parkings: dict[int, list] = {}
+        parkings: dict[int, Buffer] = {}
         stop = threading.Event()
 
         def run_item(index: int) -> None:
             item_scope = (*scope, (node.id, index))
-            item_buffer: list[tuple[str, dict[str, Any]]] = []
+            item_buffer: Buffer = []
             try:
                 self.check_wall_time()
                 if index not in past.iterations_started:
@@ -114,7 +120,7 @@ class IterationSteps:
             raise error
         if parkings:
             raise Parked([event for index in sorted(parkings) for event in parkings[index]])
-        self._check_schema(
+        self.check_schema(
             node.output_schema, outputs, f"map node `{node.id}`: its output", "output_schema"
         )
         return outputs
@@ -170,7 +176,7 @@ class IterationSteps:
         node: FoldNode,
         value: Any,
         scope: Scope,
-        buffer: list,
+        buffer: Buffer,
         past: NodeHistory,
     ) -> Any:
         run_body = self._body(graph, node)

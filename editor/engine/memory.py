@@ -77,7 +77,8 @@ class InMemoryStore:
         return run_id
 
     def status(self, run_id: str) -> dict[str, Any]:
-        return self.runs[run_id]["status"]
+        status: dict[str, Any] = self.runs[run_id]["status"]
+        return status
 
     def kinds(self, run_id: str) -> list[str]:
         return [envelope.kind for envelope in self.events[run_id]]

@@ -50,7 +50,7 @@ def start_event(
 
 
 def _pick_pending(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any] | None:
-    pending = status.get("pending") or []
+    pending: list[dict[str, Any]] = status.get("pending") or []
     node = body.get("node")
     if node is None:
         return pending[0] if pending else None
@@ -138,7 +138,7 @@ def park_again(
     """The event that parks a run again when its status is ``running`` with items still open
     (a resolution left only items of another kind open): a copy of the oldest open item's
     own parking event, appended after ``events``. ``None`` when the run needs none."""
-    pending = status.get("pending") or []
+    pending: list[dict[str, Any]] = status.get("pending") or []
     if status.get("state") != RunState.RUNNING.value or not pending:
         return None
     seq = int(pending[0]["seq"])

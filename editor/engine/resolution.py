@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from editor.engine.ports import Installation
-from editor.graph import AgentDefinition, Graph
+from editor.graph import AgentDefinition, AgentNode, BranchNode, Graph
 from editor.graph.model import SubgraphBody
 from editor.graph.suggest import Suggester, suggest_suffix
 
@@ -59,7 +59,7 @@ class _Resolver:
         for node in graph.nodes:
             if node.kind == "tool":
                 self.tool_node(node.id, node.tool, owners)
-            elif node.kind == "agent" or (node.kind == "branch" and node.agent_hash is not None):
+            elif isinstance(node, (AgentNode, BranchNode)) and node.agent_hash is not None:
                 # A branch's decision agent is checked, and reported, as an agent node is.
                 self.agent_node(node.id, node.agent_hash, owners)
             body = getattr(node, "body", None)

@@ -21,7 +21,7 @@ from editor.engine.ports import Envelope
 from editor.engine.status import scope_key
 from editor.engine.trace import Level, Levels, level_of
 from editor.graph import MISSING, BranchNode, FoldNode, MapNode, parse_reference
-from editor.graph.model import NodeBody, SubgraphBody
+from editor.graph.model import Edge, NodeBody, SubgraphBody
 
 __all__ = ["Routing", "routed_inputs"]
 
@@ -52,7 +52,7 @@ class Routing:
             level: {
                 node.body.node
                 for node in document.nodes
-                if isinstance(getattr(node, "body", None), NodeBody)
+                if isinstance(node, (MapNode, FoldNode)) and isinstance(node.body, NodeBody)
             }
             for level, document in graph_levels.graphs.items()
         }
@@ -99,7 +99,7 @@ class Routing:
             return self._pass_output(owner, (*outer, (owner_id, index - 1)), owner_level)
         return MISSING
 
-    def _live(self, scope: Scope, level: Level, edge: Any) -> bool:
+    def _live(self, scope: Scope, level: Level, edge: Edge) -> bool:
         source = (scope, edge.source)
         if source in self.skipped or source not in self.outputs:
             return False

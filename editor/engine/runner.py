@@ -43,6 +43,7 @@ from editor.engine.schemas import first_violation
 from editor.engine.states import PARKED, TERMINAL, RunState
 from editor.engine.status import StatusFold, run_status
 from editor.engine.steps import (
+    Buffer,
     Parked,
     StepFailed,
     compact_json,
@@ -61,7 +62,7 @@ from editor.graph import (
     parse_expression,
     parse_reference,
 )
-from editor.graph.model import ModelDecision, NodeBody
+from editor.graph.model import Edge, ModelDecision, Node, NodeBody
 
 __all__ = ["Engine", "compact_json"]
 
@@ -123,7 +124,7 @@ class _Drive(CallSteps, IterationSteps):
 
     # --- appending -------------------------------------------------------------------
 
-    def flush(self, buffer: list[tuple[str, dict[str, Any]]], *, check_size: bool = True) -> None:
+    def flush(self, buffer: Buffer, *, check_size: bool = True) -> None:
         """Append ``buffer``'s events as one atomic step and empty it."""
         if not buffer:
             return
@@ -137,7 +138,7 @@ class _Drive(CallSteps, IterationSteps):
                 self._append(buffer, check_size)
         buffer.clear()
 
-    def _append(self, buffer: list[tuple[str, dict[str, Any]]], check_size: bool = True) -> None:
+    def _append(self, buffer: Buffer, check_size: bool = True) -> None:
         """Append events as one atomic step (the caller holds the lock)."""
         if self.lost:
             raise RunLost("the run was lost to another writer")
@@ -172,7 +173,7 @@ class _Drive(CallSteps, IterationSteps):
             # Running with items still open (a resolution the services recorded without the
             # parking that must follow it): park again at the oldest; nothing else to do.
             return self._park_again()
-        buffer: list[tuple[str, dict[str, Any]]] = []
+        buffer: Buffer = []
         try:
             try:
                 self.check_wall_time()  # a re-drive of a run that overran fails at once
@@ -191,7 +192,11 @@ class _Drive(CallSteps, IterationSteps):
         except RunLost:
             # Someone else moved the run on (an abandon, a resume): report where it is now.
             return str(run_status(self.store.load_run(self.run_id).events)["state"])
-        return self.fold.status()["state"]
+        return self._state()
+
+    def _state(self) -> str:
+        state: str = self.fold.status()["state"]
+        return state
 
     def _park_again(self) -> str:
         events = self.store.load_run(self.run_id).events
@@ -201,7 +206,7 @@ class _Drive(CallSteps, IterationSteps):
                 self.flush([(again.kind, again.payload)], check_size=False)
             except RunLost:
                 return str(run_status(self.store.load_run(self.run_id).events)["state"])
-        return self.fold.status()["state"]
+        return self._state()
 
     def _load_graph(self) -> Graph:
         graph_hash = self.record.graph_hash
@@ -273,7 +278,7 @@ class _Drive(CallSteps, IterationSteps):
 
     # --- the walk (exact) ------------------------------------------------------------
 
-    def walk(self, graph: Graph, value: Any, scope: Scope, buffer: list) -> Any:
+    def walk(self, graph: Graph, value: Any, scope: Scope, buffer: Buffer) -> Any:
         bodies = {
             node.body.node
             for node in graph.nodes
@@ -282,8 +287,8 @@ class _Drive(CallSteps, IterationSteps):
         by_id = {node.id: node for node in graph.nodes}
         walked = [node.id for node in graph.nodes if node.id not in bodies]
         walked_set = set(walked)
-        inbound: dict[str, list] = {node_id: [] for node_id in walked}
-        outbound: dict[str, list] = {node_id: [] for node_id in walked}
+        inbound: dict[str, list[Edge]] = {node_id: [] for node_id in walked}
+        outbound: dict[str, list[Edge]] = {node_id: [] for node_id in walked}
         for edge in graph.edges:
             if edge.source in walked_set and edge.target in walked_set:
                 inbound[edge.target].append(edge)
@@ -336,7 +341,7 @@ class _Drive(CallSteps, IterationSteps):
     # --- nodes -----------------------------------------------------------------------
 
     def run_node(
-        self, graph: Graph, node: Any, value: Any, scope: Scope, buffer: list
+        self, graph: Graph, node: Node, value: Any, scope: Scope, buffer: Buffer
     ) -> tuple[Any, str | None]:
         """Run one node on its routed value; return its output and, for a branch, its case.
         A failure names the node it happened at (``RunFailed.node``, and ``scope``)."""
@@ -347,7 +352,7 @@ class _Drive(CallSteps, IterationSteps):
             raise
 
     def _run_node(
-        self, graph: Graph, node: Any, value: Any, scope: Scope, buffer: list
+        self, graph: Graph, node: Node, value: Any, scope: Scope, buffer: Buffer
     ) -> tuple[Any, str | None]:
         past = self.history.get(scope, node.id)
         if past.exited:
@@ -412,7 +417,7 @@ class _Drive(CallSteps, IterationSteps):
         raise StepFailed(f"branch node `{node.id}`: no case condition matched the routed value")
 
     def _decide(
-        self, node: BranchNode, value: Any, scope: Scope, buffer: list, past: NodeHistory
+        self, node: BranchNode, value: Any, scope: Scope, buffer: Buffer, past: NodeHistory
     ) -> str:
         assert node.agent_hash is not None
         output = self._agent_loop(node.id, node.agent_hash, value, scope, buffer, past)
@@ -427,7 +432,7 @@ class _Drive(CallSteps, IterationSteps):
 
     # schemas ------------------------------------------------------------------------
 
-    def _check_schema(self, schema: Any, value: Any, what: str, field: str) -> None:
+    def check_schema(self, schema: Any, value: Any, what: str, field: str) -> None:
         if schema is None:
             return
         problem = first_violation(schema, value)

@@ -1,13 +1,54 @@
-"""What the engine's step modules share: how a step fails or parks, and payload helpers."""
+"""What the engine's step modules share: how a step fails or parks, payload helpers, and
+what the drive offers the step mixins (:class:`DriveState`)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from editor.engine.history import Scope
 
-__all__ = ["Parked", "StepFailed", "compact_json", "error_message", "event_payload", "scope_json"]
+if TYPE_CHECKING:
+    from editor.engine.ports import Installation, Limits, RunStore
+    from editor.graph import Graph, Node
+
+__all__ = [
+    "Buffer",
+    "DriveState",
+    "Parked",
+    "StepFailed",
+    "compact_json",
+    "error_message",
+    "event_payload",
+    "scope_json",
+]
+
+#: Events waiting to be appended, ``(kind, payload)``: one per thread, flushed as one step.
+type Buffer = list[tuple[str, dict[str, Any]]]
+
+
+class DriveState(Protocol):
+    """What :class:`editor.engine.runner._Drive` offers its step mixins (``calls``,
+    ``iteration``): the mixins name it as their base for the type checker only, so it checks
+    both that they use nothing else and that the drive provides all of it."""
+
+    run_id: str
+    store: RunStore
+    installation: Installation
+    limits: Limits
+
+    def flush(self, buffer: Buffer, *, check_size: bool = True) -> None: ...
+    def remaining_time(self) -> float: ...
+    def check_wall_time(self) -> None: ...
+    def wall_time_spent(self) -> StepFailed: ...
+    def count_map_items(self, count: int) -> None: ...
+    def take_map_threads(self, wanted: int) -> int: ...
+    def give_map_threads(self, count: int) -> None: ...
+    def walk(self, graph: Graph, value: Any, scope: Scope, buffer: Buffer) -> Any: ...
+    def run_node(
+        self, graph: Graph, node: Node, value: Any, scope: Scope, buffer: Buffer
+    ) -> tuple[Any, str | None]: ...
+    def check_schema(self, schema: Any, value: Any, what: str, field: str) -> None: ...
 
 
 def compact_json(value: Any) -> str:
@@ -45,7 +86,7 @@ class StepFailed(Exception):
 class Parked(Exception):
     """The walk stopped to wait for a person; ``events`` are the parking events to record."""
 
-    def __init__(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+    def __init__(self, events: Buffer) -> None:
         super().__init__(f"{len(events)} parking event(s)")
         self.events = events
 

@@ -201,9 +201,9 @@ def run_trace(graph: Graph | Levels, events: Iterable[Envelope], run_state: str)
         if instance.case is not None:
             cases.setdefault((level, node), set()).add(instance.case)
         by_scope.setdefault(scope, {})[node] = instance
-    for key, states in gathered.items():
+    for marked, states in gathered.items():
         state = next(mark for mark in PRECEDENCE if mark in states)
-        trace.marks[key] = NodeMark(state, len(states), tuple(sorted(cases.get(key, ()))))
+        trace.marks[marked] = NodeMark(state, len(states), tuple(sorted(cases.get(marked, ()))))
     if chain:
         scope, node = trace.failed_at = chain[0]
         level = level_of(graph_levels, scope)

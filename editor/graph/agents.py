@@ -212,7 +212,8 @@ def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinitio
     budget = _budget(raw.get("budget"), problems)
     options = _options(model, raw.get("options"), problems)
     output_schema = output_schema_of(raw.get("output_schema"), problems)
-    if problems.errors:
+    # A missing or mistyped model or prompt is among the problems; the checker cannot know.
+    if problems.errors or model is None or type(prompt) is not str:
         raise InvalidAgentDefinition(problems.errors)
     return AgentDefinition(
         model=model,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from editor.graph.expressions.evaluator import json_equal
+from editor.graph.expressions import json_equal
 from editor.graph.model import Graph
 from editor.graph.wire import graph_hash, wire_value
 

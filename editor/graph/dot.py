@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 import graphviz
 
-from editor.graph.model import Graph, Node, NodeBody, SubgraphBody
+from editor.graph.model import FoldNode, Graph, MapNode, Node, NodeBody, SubgraphBody
 
 __all__ = [
     "KIND_SHAPES",
@@ -171,7 +171,7 @@ def _label(
     """
     title = node.name if node.name is not None and node.name.strip() else node.id
     marks = mark + ("⚠ " if broken else "") + ("▶ " if entry else "")
-    second = node.kind
+    second: str = node.kind
     if state is not None:
         marks = RUN_STATES[state][0] + marks
         second = f"{node.kind} · {state}"
@@ -197,14 +197,16 @@ def _node_line(
 ) -> str:
     scratch = graphviz.Digraph()
     scratch.node(dot_id, graphviz.nohtml(label) if no_html else label, **_unkey(key))
-    return scratch.body[0]
+    line: str = scratch.body[0]
+    return line
 
 
 @lru_cache(maxsize=20_000)
 def _edge_line(tail: str, head: str, key: tuple[tuple[str, str, bool], ...]) -> str:
     scratch = graphviz.Digraph()
     scratch.edge(tail, head, **_unkey(key))
-    return scratch.body[0]
+    line: str = scratch.body[0]
+    return line
 
 
 class _Writer:
@@ -274,7 +276,7 @@ class _Writer:
         bodies = {
             node.body.node
             for node in graph.nodes
-            if isinstance(getattr(node, "body", None), NodeBody)
+            if isinstance(node, (MapNode, FoldNode)) and isinstance(node.body, NodeBody)
         }
         inbound = {edge.target for edge in graph.edges}
         outbound = {edge.source for edge in graph.edges}

@@ -85,6 +85,7 @@ def _node_ids(value: Value) -> list[str]:
 
 
 def _find(value: Value, node_id: str) -> Value:
+    node: Value
     for node in reversed(value["nodes"]):
         if node["payload"]["id"] == node_id:
             return node

@@ -188,14 +188,14 @@ class ExpressionCondition:
     """A branch case chosen by a condition expression (spec 03)."""
 
     expression: str
-    kind: ClassVar[str] = "expression"
+    kind: ClassVar[Literal["expression"]] = "expression"
 
 
 @dataclass(slots=True)
 class ModelDecision:
     """A branch case chosen at run time by the branch's decision agent."""
 
-    kind: ClassVar[str] = "model_decision"
+    kind: ClassVar[Literal["model_decision"]] = "model_decision"
 
 
 @dataclass(slots=True)
@@ -209,7 +209,7 @@ class NodeBody:
     """A map/fold body that names another node of the same document."""
 
     node: str
-    kind: ClassVar[str] = "node"
+    kind: ClassVar[Literal["node"]] = "node"
 
 
 @dataclass(slots=True)
@@ -217,23 +217,23 @@ class SubgraphBody:
     """A map/fold body that embeds a whole graph."""
 
     graph: Graph
-    kind: ClassVar[str] = "subgraph"
+    kind: ClassVar[Literal["subgraph"]] = "subgraph"
 
 
 @dataclass(slots=True)
 class BestBy:
     reference: str
-    kind: ClassVar[str] = "best_by"
+    kind: ClassVar[Literal["best_by"]] = "best_by"
 
 
 @dataclass(slots=True)
 class JoinLast:
-    kind: ClassVar[str] = "last"
+    kind: ClassVar[Literal["last"]] = "last"
 
 
 @dataclass(slots=True)
 class JoinAll:
-    kind: ClassVar[str] = "all"
+    kind: ClassVar[Literal["all"]] = "all"
 
 
 Body = NodeBody | SubgraphBody
@@ -250,7 +250,7 @@ class AgentNode:
     name: str | None = None
     input_schema: Any = None
     output_schema: Any = None
-    kind: ClassVar[str] = "agent"
+    kind: ClassVar[Literal["agent"]] = "agent"
 
 
 @dataclass(slots=True)
@@ -261,7 +261,7 @@ class ToolNode:
     input: dict[str, str] = field(default_factory=dict)
     input_schema: Any = None
     output_schema: Any = None
-    kind: ClassVar[str] = "tool"
+    kind: ClassVar[Literal["tool"]] = "tool"
 
 
 @dataclass(slots=True)
@@ -270,7 +270,7 @@ class GateNode:
     approval_schema: Any
     name: str | None = None
     prompt: str | None = None
-    kind: ClassVar[str] = "gate"
+    kind: ClassVar[Literal["gate"]] = "gate"
 
 
 @dataclass(slots=True)
@@ -280,7 +280,7 @@ class BranchNode:
     name: str | None = None
     on: str | None = None
     agent_hash: str | None = None
-    kind: ClassVar[str] = "branch"
+    kind: ClassVar[Literal["branch"]] = "branch"
 
 
 @dataclass(slots=True)
@@ -291,7 +291,7 @@ class MapNode:
     body: Body
     name: str | None = None
     output_schema: Any = None
-    kind: ClassVar[str] = "map"
+    kind: ClassVar[Literal["map"]] = "map"
 
 
 @dataclass(slots=True)
@@ -303,7 +303,7 @@ class FoldNode:
     join: Join
     name: str | None = None
     accumulator_schema: Any = None
-    kind: ClassVar[str] = "fold"
+    kind: ClassVar[Literal["fold"]] = "fold"
 
 
 Node = AgentNode | ToolNode | GateNode | BranchNode | MapNode | FoldNode

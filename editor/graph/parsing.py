@@ -237,6 +237,7 @@ def _payload(kind: str, raw: Any, path: str) -> tuple[dict[str, Any], dict[str, 
     # takes these, never the model objects in ``arguments``.
     structured: dict[str, Any] = {}
     changed = False
+    normalised: Any  # the JSON form of one structured field
     for name, code, required, optional in _FIELD_TABLE[kind]:
         value = raw.get(name, _ABSENT)
         if value is _ABSENT:
@@ -386,7 +387,7 @@ def _graph(raw: Any, path: str) -> Graph:
                 and len(item) == (2 if label is _ABSENT else 3)
                 and (label is _ABSENT or type(label) is str)
             ):
-                edges.append(Edge(source, target, None if label is _ABSENT else label))
+                edges.append(Edge(source, target, label if type(label) is str else None))
                 edge_documents.append(item)
                 continue
         edge, document = _edge(item, f"{prefix}edges[{index}]")

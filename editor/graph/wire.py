@@ -89,7 +89,7 @@ def _graph_value(graph: Graph, *, ordered: bool) -> dict[str, Any]:
 
 def document_of(graph: Graph) -> dict[str, Any]:
     """The graph as plain JSON values (normalised, key order unspecified)."""
-    document = graph._document
+    document: dict[str, Any] | None = graph._document
     if document is None:
         document = _graph_value(graph, ordered=False)
         object.__setattr__(graph, "_document", document)

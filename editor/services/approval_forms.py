@@ -196,8 +196,12 @@ def _kind_of(schema: Any) -> str:
         return "number"
     if kind == "string":
         max_length = schema.get("maxLength")
-        long_text = isinstance(max_length, int) and not isinstance(max_length, bool)
-        return "textarea" if long_text and max_length >= LONG_TEXT else "text"
+        long_text = (
+            isinstance(max_length, int)
+            and not isinstance(max_length, bool)
+            and max_length >= LONG_TEXT
+        )
+        return "textarea" if long_text else "text"
     return "json"
 
 

@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = [
     "NO_CONSTRAINTS",
@@ -56,7 +56,7 @@ _OPPOSITES = {
 _FIRST_WORD = re.compile(r"^(?P<word>[^\W\d_]+)(?P<rest>.*)$", re.DOTALL)
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     """A JSON number (not a boolean, not NaN or an infinity)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False

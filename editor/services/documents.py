@@ -426,7 +426,11 @@ def import_draft(slug: str, text: str, *, by: Any = None) -> tuple[str, bool]:
         document, created = Document.objects.get_or_create(
             slug=slug, defaults={"title": slug, "created_by": author_of(by)}
         )
-        stored = {"valid": verdict.valid, "error_count": verdict.error_count, "size": verdict.size}
+        stored: dict[str, Any] = {
+            "valid": verdict.valid,
+            "error_count": verdict.error_count,
+            "size": verdict.size,
+        }
         if created:
             Draft.objects.create(document=document, text=text, updated_by=author_of(by), **stored)
             number = 1

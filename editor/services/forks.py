@@ -126,7 +126,7 @@ def run_again(user: Any, run_id: str) -> RunInfo:
         row.graph_id,
         row.input,
         dict(row.labels or {}),
-        document_slug=row.document.slug if row.document_id else None,
+        document_slug=row.document.slug if row.document is not None else None,
     )
 
 

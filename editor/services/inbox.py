@@ -286,7 +286,7 @@ def label_of(
     """The run's document (slug, title) and the version number of its graph in it; for a
     run started without a document, the first document that froze this graph."""
     frozen = versions.get(run.graph_id, [])
-    if run.document_id is not None:
+    if run.document is not None:
         number = next((n for doc, _, _, n in frozen if doc == run.document_id), None)
         return run.document.slug, run.document.title, number
     if frozen:
@@ -437,6 +437,7 @@ def pending_items(
 
 def _cursor_key(pair: tuple[Run, dict[str, Any]]) -> list[Any]:
     run, raw = pair
+    assert run.parked_at is not None  # the inbox reads parked runs only, which all have one
     return [run.parked_at.isoformat(), str(run.id), int(raw.get("seq", 0))]
 
 

@@ -164,7 +164,7 @@ def read_filter(params: Mapping[str, Any]) -> InboxFilter:
     )
 
 
-def document_graphs(slug: str) -> QuerySet[Version]:
+def document_graphs(slug: str) -> QuerySet[Version, Any]:
     """The graphs whose cards name document ``slug`` when their run has no document: the
     graphs that document froze before any other document did (the card shows the first)."""
     earlier = Version.objects.filter(

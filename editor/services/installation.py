@@ -12,11 +12,12 @@ from functools import cache
 
 from django.conf import settings
 
-from editor.engine.ports import Installation, Limits, ProviderRegistry, ToolRegistry
+from editor.engine.ports import Installation, Limits, ProviderRegistry
 from editor.graph import AgentDefinition, InvalidAgentDefinition, parse_agent_definition
 from editor.models import AgentDefinition as StoredAgentDefinition
 from editor.providers import build_registry as build_providers
 from editor.tools import build_registry as build_tools
+from editor.tools.registry import Registry
 
 __all__ = ["OrmAgentDirectory", "installation", "limits", "providers", "tools"]
 
@@ -48,7 +49,7 @@ class OrmAgentDirectory:
 
 
 @cache
-def tools() -> ToolRegistry:
+def tools() -> Registry:
     """The built-in tools and those of ``GATEHOUSE_TOOL_MODULES``."""
     return build_tools(settings.GATEHOUSE_TOOL_MODULES, settings.GATEHOUSE_HTTP_ALLOW)
 

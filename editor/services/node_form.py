@@ -384,16 +384,16 @@ def node_form(
     cases = []
     for index, case in enumerate(payload.get("cases", ())):
         when = case.get("when") or {}
-        keys = {part: f"case-{index}-{part}" for part in CASE_PARTS}
+        case_keys = {part: f"case-{index}-{part}" for part in CASE_PARTS}
         cases.append(
             {
                 "index": index,
                 "number": index + 1,
-                "name": typed.get(keys["name"], case.get("name", "")),
+                "name": typed.get(case_keys["name"], case.get("name", "")),
                 "kind": when.get("kind", "expression"),
-                "value": typed.get(keys["value"], when.get("value", "")),
-                "keys": keys,
-                "errors": {part: errors.get(keys[part], []) for part in CASE_PARTS},
+                "value": typed.get(case_keys["value"], when.get("value", "")),
+                "keys": case_keys,
+                "errors": {part: errors.get(case_keys[part], []) for part in CASE_PARTS},
             }
         )
     body = payload.get("body") or {}

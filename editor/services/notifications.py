@@ -95,7 +95,7 @@ def operator_addresses() -> list[str]:
 def _names(run: Run, node: str) -> tuple[str, str]:
     """The node's display name and the graph's (its document's title, or its short hash)."""
     name = node_names([run.graph_id]).get(run.graph_id, {}).get(node) or node
-    graph = run.document.title if run.document_id else run.graph_id[:15] + "…"
+    graph = run.document.title if run.document is not None else run.graph_id[:15] + "…"
     return name, graph
 
 
@@ -167,7 +167,7 @@ def notify_suspension(run_id: str, seq: int) -> int:
 def _operator_message(run: Run, kind: str, payload: dict[str, Any], seq: int) -> tuple[str, str]:
     name, graph = _names(run, str(payload.get("node")))
     if kind == "BudgetExceeded":
-        budget = payload.get("budget") if isinstance(payload.get("budget"), dict) else {}
+        budget = found if isinstance(found := payload.get("budget"), dict) else {}
         subject = f"Budget exceeded: {name} ({graph})"
         what = (
             f"The {budget.get('kind', '')} budget of {budget.get('limit', '')} of “{name}” "

@@ -14,6 +14,7 @@ it shows a shorter log, never one with gaps.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -56,7 +57,7 @@ def _past(cutoff: datetime) -> QuerySet[Run]:
     return Run.objects.filter(state__in=FINISHED, created_at__lt=cutoff, updated_at__lt=cutoff)
 
 
-def _delete_runs(ids: list[object], cutoff: datetime) -> Batch:
+def _delete_runs(ids: list[uuid.UUID], cutoff: datetime) -> Batch:
     with transaction.atomic():
         events, _ = RunEvent.objects.filter(run_id__in=ids).delete()
         runs = _past(cutoff).filter(id__in=ids)
@@ -64,7 +65,7 @@ def _delete_runs(ids: list[object], cutoff: datetime) -> Batch:
     return Batch(deleted, events)
 
 
-def _trim(run_id: object, cutoff: datetime, batch_events: int) -> Batch:
+def _trim(run_id: uuid.UUID, cutoff: datetime, batch_events: int) -> Batch:
     """A run with more events than a batch takes: its last ``batch_events`` events go, or, once
     what is left fits in a batch, the run with them."""
     last = RunEvent.objects.filter(run_id=run_id).aggregate(last=Max("seq"))["last"]

@@ -35,8 +35,8 @@ def list_run_rows(
     rows = [
         RunRow(
             info(row),
-            row.document.title if row.document_id else None,
-            row.created_by.get_username() if row.created_by_id else None,
+            row.document.title if row.document is not None else None,
+            row.created_by.get_username() if row.created_by is not None else None,
         )
         for row in page.items
     ]

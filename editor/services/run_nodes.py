@@ -176,7 +176,7 @@ def _calls(events: Sequence[Envelope]) -> list[CallView]:
                 call.output_text = _pretty(payload.get("output"))
             else:
                 call.output_text = _pretty(payload.get("reply"))
-                usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+                usage = found if isinstance(found := payload.get("usage"), dict) else {}
                 call.input_tokens = _count(usage.get("input_tokens"))
                 call.output_tokens = _count(usage.get("output_tokens"))
         elif kind == "ReconciliationNeeded":
@@ -286,7 +286,7 @@ def _count_calls(detail: NodeDetail, instances: Iterable[list[Envelope]]) -> Non
             elif envelope.kind == "ModelCallRequested":
                 models.add(payload.get("call"))
             elif envelope.kind == "ModelCallCompleted":
-                usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+                usage = found if isinstance(found := payload.get("usage"), dict) else {}
                 detail.input_tokens += _count(usage.get("input_tokens"))
                 detail.output_tokens += _count(usage.get("output_tokens"))
         detail.tool_calls += len(tools)

@@ -15,6 +15,7 @@ one page of the timeline, and its forks. A node's detail is :mod:`editor.service
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -27,7 +28,7 @@ from editor.engine import TERMINAL, Levels, RunState, RunTrace, level_of, levels
 from editor.engine.ports import Envelope
 from editor.graph import Graph
 from editor.graph.dot import RunMarks
-from editor.graph.model import FoldNode, NodeBody, SubgraphBody, input_schema_of
+from editor.graph.model import FoldNode, MapNode, NodeBody, SubgraphBody, input_schema_of
 from editor.models import Run, RunEvent
 from editor.services import canvas, graphs, runs
 from editor.services.forks import fork_children
@@ -254,7 +255,7 @@ def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
     )
 
 
-def _extras(run_ids: list[str]) -> dict[str, dict[str, Any]]:
+def _extras(run_ids: list[str]) -> dict[str, Mapping[str, Any]]:
     """Per run id: its document's title and its starter's username (what RunInfo lacks)."""
     rows = Run.objects.filter(id__in=run_ids).values(
         "id", "document__title", "created_by__username"
@@ -266,7 +267,9 @@ def _entry_schema(graph: Graph) -> Any:
     """The ``input_schema`` of what receives the run input: the one entry node, or, for a
     fold (whose first pass gets the fold's input), the entry of its body."""
     bodies = {
-        node.body.node for node in graph.nodes if isinstance(getattr(node, "body", None), NodeBody)
+        node.body.node
+        for node in graph.nodes
+        if isinstance(node, (MapNode, FoldNode)) and isinstance(node.body, NodeBody)
     }
     inbound = {edge.target for edge in graph.edges}
     entries = [node for node in graph.nodes if node.id not in inbound and node.id not in bodies]

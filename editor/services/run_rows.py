@@ -110,7 +110,7 @@ def info(run: Run) -> RunInfo:
         event_count=run.event_count,
         created_at=run.created_at,
         updated_at=run.updated_at,
-        document=run.document.slug if run.document_id else None,
+        document=run.document.slug if run.document is not None else None,
         pending=tuple(status.get("pending") or ()),
         first_recorded_at=run.first_recorded_at or None,
         last_recorded_at=run.last_recorded_at or None,

@@ -39,6 +39,7 @@ from editor.services.errors import (
 )
 from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
+from editor.services.installation import tools as installed_tools
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 from editor.services.resolutions import (
     AbandonOutcome,
@@ -214,7 +215,7 @@ def run_graph(run_id: str) -> dict[str, Any]:
 
 def list_tools() -> list[dict[str, Any]]:
     """Every tool this installation registers, as ``GET /v1/tools`` lists them."""
-    return [spec.describe() for spec in installation().tools.all()]
+    return [spec.describe() for spec in installed_tools().all()]
 
 
 # --- Starting ---------------------------------------------------------------------------------

@@ -40,7 +40,8 @@ class NewTokenForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # "id_token_name", not "id_name": the field shares the page with the password form.
-        super().__init__(*args, auto_id="id_token_%s", **kwargs)
+        kwargs["auto_id"] = "id_token_%s"
+        super().__init__(*args, **kwargs)
 
 
 @never_cache

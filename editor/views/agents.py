@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
@@ -17,11 +17,12 @@ from editor.forms import AgentForm
 from editor.services import agents, runs
 from editor.services.access import can_author
 from editor.services.errors import InvalidAgent, InvalidCursor, NotAllowed
+from editor.views.htmx import HtmxHttpRequest
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
-def agent_list(request: HttpRequest) -> HttpResponse:
+def agent_list(request: HtmxHttpRequest) -> HttpResponse:
     author = can_author(request.user)
     if request.method == "POST" and not author:
         raise PermissionDenied("Creating agent definitions needs the authors role.")

@@ -4,9 +4,11 @@ Each is a plain form post that redirects (htmx follows the redirect as a whole p
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -14,11 +16,12 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from editor.services import managing
 from editor.services.errors import InvalidRequest, NotAllowed, SlugTaken, UnknownDocument
+from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["archive", "delete", "duplicate", "rename"]
 
 
-def _go(request: HttpRequest, url: str) -> HttpResponse:
+def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
@@ -26,11 +29,14 @@ def _editor(slug: str) -> str:
     return reverse("editor", args=[slug])
 
 
-def _managed(view):  # type: ignore[no-untyped-def]
+type _DocumentView = Callable[[HtmxHttpRequest, str], HttpResponse]
+
+
+def _managed(view: _DocumentView) -> _DocumentView:
     """POST only; unknown documents are 404 and people without the authors role 403."""
 
     @require_POST
-    def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
+    def wrapped(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         try:
             return view(request, slug)
         except UnknownDocument:
@@ -44,7 +50,7 @@ def _managed(view):  # type: ignore[no-untyped-def]
 
 
 @_managed
-def rename(request: HttpRequest, slug: str) -> HttpResponse:
+def rename(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """**Rename**: a new title and slug; the old slug leads to the new one."""
     title = request.POST.get("title", "")
     new_slug = request.POST.get("slug", "").strip() or slug
@@ -61,7 +67,7 @@ def rename(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_managed
-def duplicate(request: HttpRequest, slug: str) -> HttpResponse:
+def duplicate(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """**Duplicate**: a new document with a copy of this draft."""
     document = managing.duplicate_document(request.user, slug)
     messages.success(request, f"This is a copy of {slug}, as “{document.title}”.")
@@ -69,7 +75,7 @@ def duplicate(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_managed
-def archive(request: HttpRequest, slug: str) -> HttpResponse:
+def archive(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """**Archive** (hidden from the graphs list) or **Restore**."""
     archived = request.POST.get("archived") != "0"
     document = managing.update_document(request.user, slug, archived=archived)
@@ -85,7 +91,7 @@ def archive(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @_managed
-def delete(request: HttpRequest, slug: str) -> HttpResponse:
+def delete(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """**Delete**: the draft and its history go; frozen versions and runs stay."""
     deleted = managing.delete_document(request.user, slug)
     kept = (

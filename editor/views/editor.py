@@ -27,6 +27,7 @@ from editor.graph.edits import NEW_NODE_DEFAULTS
 from editor.services import agents, editing, installation, managing, messages, node_form
 from editor.services.editing import Draft, Editor, Refused, Stale
 from editor.services.errors import InvalidRequest, NotAllowed, UnknownDocument
+from editor.views.htmx import HtmxHttpRequest
 
 PAGE = "editor/page.html"
 KINDS = list(NEW_NODE_DEFAULTS)
@@ -129,7 +130,7 @@ def _agents() -> list[node_form.AgentChoice]:
 
 
 def _tools() -> list[str]:
-    return installation.tools().names()
+    return list(installation.tools().names())
 
 
 def _query(level: tuple[str, ...]) -> str:
@@ -233,7 +234,7 @@ def _error_target(error: dict[str, Any]) -> str | None:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def editor_page(request: HttpRequest, slug: str) -> HttpResponse:
+def editor_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     ed = editing.editor_of(open_draft(request, slug))
     node_id = request.GET.get("node") or None
     context = page_context(request, ed, node_id)
@@ -250,7 +251,7 @@ def editor_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def answer(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     result: Editor | Refused | Stale,
     node_id: str | None,
     *,

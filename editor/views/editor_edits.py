@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 
 from editor.graph.edits import (
     NEW_NODE_DEFAULTS,
@@ -37,6 +37,7 @@ from editor.views.editor import (
     page_context,
     revision_of,
 )
+from editor.views.htmx import HtmxHttpRequest
 
 __all__ = [
     "discard",
@@ -79,12 +80,13 @@ def _form_summary(node: dict[str, Any], new_id: str, fields: dict[str, Any]) -> 
 
 
 @guarded
-def edit_node(request: HttpRequest, draft: Draft) -> HttpResponse:
+def edit_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """The node form: every field, posted as the person types."""
     node_id = request.POST.get("node", "")
     level = level_of(request)
     node = draft.node(node_id, level)
-    submitted = [(key, value) for key, value in request.POST.items() if key not in _NOT_A_CHANGE]
+    # `request.POST[key]` is the last value, as `items()` gives it; the stubs type it exactly.
+    submitted = [(key, request.POST[key]) for key in request.POST if key not in _NOT_A_CHANGE]
     if node is None:
         # Deleted elsewhere: a stale tab learns so; otherwise say the node is gone.
         def missing(value: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +143,7 @@ def edit_node(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def drop_held(request: HttpRequest, draft: Draft) -> HttpResponse:
+def drop_held(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """Discard a field held back: the node keeps its saved value (undoable)."""
     node_id = request.POST.get("node", "")
     field = request.POST.get("field", "")
@@ -169,7 +171,7 @@ def drop_held(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def new_node(request: HttpRequest, draft: Draft) -> HttpResponse:
+def new_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """**Add node**: a kind and an id, starting from the defaults."""
     kind = request.POST.get("kind", "")
     node_id = request.POST.get("id", "")
@@ -191,7 +193,7 @@ def new_node(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def new_node_after(request: HttpRequest, draft: Draft) -> HttpResponse:
+def new_node_after(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """The canvas palette (or ``N``): a node of a kind next to the chosen one, already connected
     from it (labelled with the first case that has no edge yet, when it is a branch)."""
     kind = request.POST.get("kind", "")
@@ -229,7 +231,7 @@ def new_node_after(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def remove_node(request: HttpRequest, draft: Draft) -> HttpResponse:
+def remove_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """**Delete node**, and its edges (undoable)."""
     node_id = request.POST.get("node", "")
     level = level_of(request)
@@ -250,7 +252,7 @@ def remove_node(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def new_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
+def new_edge(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """**Add edge**: from, to and a label (the source's case, when it is a branch)."""
     source = request.POST.get("from", "")
     target = request.POST.get("to", "")
@@ -277,7 +279,7 @@ def new_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def remove_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
+def remove_edge(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """**Delete edge** (by its place in the edge list; undoable)."""
     raw = request.POST.get("edge", "")
     index = node_form.whole_number(raw, maximum=10**9)
@@ -303,7 +305,7 @@ def remove_edge(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def edit_json(request: HttpRequest, draft: Draft) -> HttpResponse:
+def edit_json(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """The **JSON** tab: the whole draft, saved as typed."""
     text = request.POST.get("text", "")
     result = editing.save_text(request.user, draft, revision_of(request), text)
@@ -313,7 +315,7 @@ def edit_json(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def freeze(request: HttpRequest, draft: Draft) -> HttpResponse:
+def freeze(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """**Freeze**: the draft becomes the next version; its hash is shown."""
     from django.shortcuts import render
 
@@ -339,7 +341,7 @@ def freeze(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def discard(request: HttpRequest, draft: Draft) -> HttpResponse:
+def discard(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """**Discard changes**: back to the latest frozen version (undoable)."""
     result = editing.discard_changes(request.user, draft, revision_of(request))
     if result is None:

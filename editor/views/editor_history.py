@@ -3,7 +3,7 @@ a revision from it. Each is a new revision (restoring too), so nothing is ever l
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -13,11 +13,14 @@ from editor.services.editing import Draft
 from editor.services.errors import InvalidRequest, UnknownDocument
 from editor.services.paging import MAX_LIMIT
 from editor.views.editor import answer, guarded, open_draft, revision_of
+from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["history_panel", "redo", "restore", "undo"]
 
 
-def _step(request: HttpRequest, draft: Draft, how: str, number: int | None = None) -> HttpResponse:
+def _step(
+    request: HtmxHttpRequest, draft: Draft, how: str, number: int | None = None
+) -> HttpResponse:
     try:
         result = editing.step_history(request.user, draft, revision_of(request), how, number)
     except InvalidRequest as error:
@@ -28,19 +31,19 @@ def _step(request: HttpRequest, draft: Draft, how: str, number: int | None = Non
 
 
 @guarded
-def undo(request: HttpRequest, draft: Draft) -> HttpResponse:
+def undo(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """**Undo**: the draft as it was before the last change."""
     return _step(request, draft, "undo")
 
 
 @guarded
-def redo(request: HttpRequest, draft: Draft) -> HttpResponse:
+def redo(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """**Redo**: the change last undone, again."""
     return _step(request, draft, "redo")
 
 
 @guarded
-def restore(request: HttpRequest, draft: Draft) -> HttpResponse:
+def restore(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     """Restore one revision of the **History** (as a new revision)."""
     number = node_form.whole_number(request.POST.get("number", ""), minimum=1)
     if number is None:
@@ -52,7 +55,7 @@ def restore(request: HttpRequest, draft: Draft) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def history_panel(request: HttpRequest, slug: str) -> HttpResponse:
+def history_panel(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The **History** panel: the draft's revisions, newest first, each restorable."""
     draft = open_draft(request, slug)
     try:

@@ -48,7 +48,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 def _page(template: str, message: str, *, status: int) -> HttpResponse:
     try:
-        html = render_to_string(template, {"message": message})
+        html: str = render_to_string(template, {"message": message})
     except Exception:
         # The last answer there is: never let drawing the error page fail the response.
         logger.exception("the error page %s could not be drawn", template)

@@ -31,13 +31,14 @@ from editor.services.errors import (
     WrongState,
 )
 from editor.services.numbers import InvalidNumber, strict_int
+from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["fork_run", "run_again"]
 
 NOT_ALLOWED = "Retrying and running again start runs: they need the operators role."
 
 
-def _go(request: HttpRequest, run_id: str) -> HttpResponse:
+def _go(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     url = f"/runs/{run_id}/"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
@@ -51,7 +52,7 @@ def _acknowledged(request: HttpRequest) -> list[int]:
 
 @require_POST
 @vary_on_headers("HX-Request")
-def fork_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def fork_run(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     node = request.POST.get("from_node", "")
     context: dict[str, Any] = {"run_id": str(run_id), "node": node}
     status = 200
@@ -88,7 +89,7 @@ def fork_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_POST
 @vary_on_headers("HX-Request")
-def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def run_again(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     try:
         started = forks.run_again(request.user, str(run_id))
     except NotAllowed:

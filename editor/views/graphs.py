@@ -17,12 +17,13 @@ from editor.services import agents, documents
 from editor.services.access import can_author
 from editor.services.errors import InvalidRequest, SlugTaken
 from editor.services.paging import MAX_LIMIT
+from editor.views.htmx import HtmxHttpRequest
 
 #: Tried after the derived slug when it is taken: ``slug-2`` … ``slug-99``.
 _SLUG_ATTEMPTS = 99
 
 
-def is_fragment_request(request: HttpRequest) -> bool:
+def is_fragment_request(request: HtmxHttpRequest) -> bool:
     """An htmx request for the fragment; a history restore (Back after a search) needs the page."""
     return bool(request.htmx) and not request.htmx.history_restore_request
 
@@ -34,7 +35,7 @@ def editor_url(slug: str) -> str:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def graph_list(request: HttpRequest) -> HttpResponse:
+def graph_list(request: HtmxHttpRequest) -> HttpResponse:
     search = request.GET.get("q", "")
     archived = request.GET.get("archived") == "1"
     page = documents.list_documents(search=search, limit=MAX_LIMIT, archived=archived)
@@ -69,7 +70,7 @@ def _create(request: HttpRequest, title: str, text: str) -> documents.DocumentIn
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
-def new_graph(request: HttpRequest) -> HttpResponse:
+def new_graph(request: HtmxHttpRequest) -> HttpResponse:
     _require_author(request)
     agent_list = agents.list_agents(limit=MAX_LIMIT).items
     form = NewGraphForm(request.POST or None, agents=agent_list)
@@ -88,7 +89,7 @@ def new_graph(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
-def import_graph(request: HttpRequest) -> HttpResponse:
+def import_graph(request: HtmxHttpRequest) -> HttpResponse:
     _require_author(request)
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():

@@ -23,6 +23,7 @@ from editor.services import inbox, inbox_cards, inbox_log
 from editor.services.errors import InvalidRequest, NotAllowed, UnknownRun
 from editor.services.inbox_filters import NO_FILTER, InboxFilter, read_filter
 from editor.views.graphs import is_fragment_request
+from editor.views.htmx import HtmxHttpRequest
 
 NOT_ALLOWED = "Resolving a gate needs the approvers role; budgets and reconciliations, operators."
 
@@ -53,7 +54,7 @@ def _filter_context(request: HttpRequest, tab: str) -> tuple[InboxFilter, dict[s
     return filters, context
 
 
-def _status(request: HttpRequest, context: dict[str, Any]) -> int:
+def _status(request: HtmxHttpRequest, context: dict[str, Any]) -> int:
     """``400`` for a page whose filters or cursor cannot be read; an htmx fragment says so
     with ``200``, which htmx swaps in (it discards 4xx bodies)."""
     return 400 if context["problem"] and not is_fragment_request(request) else 200
@@ -61,7 +62,7 @@ def _status(request: HttpRequest, context: dict[str, Any]) -> int:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def inbox_page(request: HttpRequest) -> HttpResponse:
+def inbox_page(request: HtmxHttpRequest) -> HttpResponse:
     filters, context = _filter_context(request, "pending")
     status = _status(request, context)
     if context["problem"]:
@@ -81,7 +82,7 @@ def inbox_page(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @vary_on_headers("HX-Request")
-def resolve(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def resolve(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     try:
         card = inbox_cards.resolve_card(request.user, str(run_id), request.POST)
     except NotAllowed:
@@ -98,7 +99,7 @@ def resolve(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def resolved(request: HttpRequest) -> HttpResponse:
+def resolved(request: HtmxHttpRequest) -> HttpResponse:
     filters, context = _filter_context(request, "resolved")
     status = _status(request, context)
     if context["problem"]:

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import uuid
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -21,6 +27,7 @@ from editor.services.numbers import InvalidNumber, strict_int
 from editor.services.run_rows import run_row
 from editor.streams.logs import log_response
 from editor.views.graphs import is_fragment_request
+from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["event_payload", "node_detail", "older_events", "run_log"]
 
@@ -30,7 +37,7 @@ SEQ_MAX = 2**31 - 1
 
 @require_safe
 @vary_on_headers("HX-Request")
-def older_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def older_events(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """``?before=<seq>``: the page of events before that one, newest first."""
     try:
         before = strict_int(request.GET.get("before", ""), "before", maximum=SEQ_MAX)
@@ -46,7 +53,7 @@ def older_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def event_payload(request: HttpRequest, run_id: uuid.UUID, seq: str) -> HttpResponse:
+def event_payload(request: HtmxHttpRequest, run_id: uuid.UUID, seq: str) -> HttpResponse:
     """One event's whole payload."""
     try:
         found = run_timeline.event_payload(str(run_id), strict_int(seq, "seq", maximum=SEQ_MAX))
@@ -62,7 +69,7 @@ def event_payload(request: HttpRequest, run_id: uuid.UUID, seq: str) -> HttpResp
 
 
 @require_safe
-def run_log(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def run_log(request: HttpRequest, run_id: uuid.UUID) -> StreamingHttpResponse:
     """**Download log**: the events as JSON lines, as stored, streamed."""
     try:
         run = run_row(str(run_id))
@@ -73,7 +80,7 @@ def run_log(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def node_detail(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def node_detail(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """``?node=<id>`` (and ``in=<owner>`` for each subgraph body it sits in): the node's
     detail."""
     node = request.GET.get("node", "")

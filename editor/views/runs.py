@@ -37,6 +37,7 @@ from editor.services.errors import (
 )
 from editor.services.numbers import InvalidNumber, strict_int
 from editor.views.graphs import is_fragment_request
+from editor.views.htmx import HtmxHttpRequest
 
 
 def run_url(run_id: str) -> str:
@@ -45,7 +46,7 @@ def run_url(run_id: str) -> str:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def run_list(request: HttpRequest) -> HttpResponse:
+def run_list(request: HtmxHttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "states": run_filters.STATES,
         "values": request.GET,
@@ -76,7 +77,7 @@ def _seen(request: HttpRequest) -> int | None:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def run_page(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def run_page(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     fragment = is_fragment_request(request)
     try:
         page = run_pages.run_page(str(run_id), seen=_seen(request) if fragment else None)
@@ -98,7 +99,7 @@ def run_page(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_POST
 @vary_on_headers("HX-Request")
-def abandon_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+def abandon_run(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     if not can_operate(request.user):
         raise PermissionDenied("Abandoning runs needs the operators role.")
     reason = request.POST.get("reason", "").strip()
@@ -132,7 +133,7 @@ def abandon_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_POST
 @vary_on_headers("HX-Request")
-def start_run(request: HttpRequest, hex_digest: str) -> HttpResponse:
+def start_run(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
     if not can_operate(request.user):
         raise PermissionDenied("Starting runs needs the operators role.")
     digest = f"sha256:{hex_digest}"

@@ -17,6 +17,7 @@ from editor.services import canvas, documents, graphs, run_pages
 from editor.services.access import can_operate
 from editor.services.errors import InvalidGraph, UnknownDocument, UnknownGraph
 from editor.views.graphs import editor_url, is_fragment_request
+from editor.views.htmx import HtmxHttpRequest
 
 #: Fill colours on the Compare canvas; the legend also says it in words.
 ADDED_FILL = "#d5f5dc"
@@ -34,7 +35,7 @@ def _document(slug: str) -> documents.DocumentInfo:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def version_list(request: HttpRequest, slug: str) -> HttpResponse:
+def version_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     document = _document(slug)
     template = "versions/list.html#rows" if request.htmx else "versions/list.html"
     return render(
@@ -66,7 +67,7 @@ def _from_document(request: HttpRequest) -> documents.DocumentInfo | None:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def graph_page(request: HttpRequest, hex_digest: str) -> HttpResponse:
+def graph_page(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
     digest = f"sha256:{hex_digest}"
     try:
         graph = graphs.load_graph(digest)
@@ -156,8 +157,12 @@ def _compared_canvas(newer: Graph, older: Graph | None, changes: dict[str, Any])
         if edge["from"] in known and edge["to"] in known
     ]
     merged = Graph(newer.schema_version, (*newer.nodes, *ghosts), (*newer.edges, *removed_edges))
-    highlight = {((), node): ADDED_FILL for node in changes["nodes"]["added"]}
-    marks = {((), node): "+ " for node in changes["nodes"]["added"]}
+    highlight: dict[tuple[tuple[str, ...], str], str] = {
+        ((), node): ADDED_FILL for node in changes["nodes"]["added"]
+    }
+    marks: dict[tuple[tuple[str, ...], str], str] = {
+        ((), node): "+ " for node in changes["nodes"]["added"]
+    }
     for change in changes["nodes"]["changed"]:
         highlight[((), change["node"])] = CHANGED_FILL
         marks[((), change["node"])] = "~ "
@@ -184,7 +189,7 @@ def _json(field: dict[str, Any], side: str) -> str | None:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def compare(request: HttpRequest, slug: str) -> HttpResponse:
+def compare(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     document = _document(slug)
     choices = [(documents.DRAFT, "the draft")] + [
         (v.graph, f"version {v.version} · {v.graph[7:19]}") for v in document.versions or ()

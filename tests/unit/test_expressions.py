@@ -29,13 +29,14 @@ from editor.graph.expressions import (
     Expression,
     Missing,
     Reference,
+    json_equal,
     parse_expression,
     parse_reference,
 )
 from editor.graph.expressions import parser as parser_module
-from editor.graph.expressions.evaluator import json_equal
 from editor.graph.expressions.lexer import tokenize
-from editor.graph.expressions.parser import Compare, Literal, Not, Path, parse_condition, render
+from editor.graph.expressions.parser import parse_condition
+from editor.graph.expressions.syntax import Compare, Literal, Not, Path, render
 from editor.graph.jsonio import canonical_json, read_json
 
 CASES: dict[str, Any] = read_json(

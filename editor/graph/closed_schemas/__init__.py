@@ -81,7 +81,8 @@ _FINDINGS_CACHE_SIZE = 4096
 #: Draft 2020-12 with RE2 patterns, linear ``uniqueItems`` and ``enum``, and every keyword
 #: bounded (:mod:`.costs`); not registered under the dialect's URI, so no other schema ever
 #: picks it up by its ``$schema``.
-_ClosedValidator = extend(
+# types-jsonschema declares `extend` without annotations (its return is a validator class).
+_ClosedValidator = extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
     validators={
         name: costs.bounded(keyword)

@@ -143,7 +143,7 @@ def _unique_items(
                 return
             seen.add(key)
     except TypeError:
-        yield from _JSONSCHEMA["uniqueItems"](validator, unique, instance, schema)
+        yield from _JSONSCHEMA["uniqueItems"](validator, unique, instance, schema) or ()
 
 
 #: The members of each ``enum`` seen lately, as keys: ``id(members) → (members, keys)``. The
@@ -182,12 +182,12 @@ def _not_one_of(instance: Any, members: list[Any]) -> str:
 
 def _enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     if not isinstance(enums, list):
-        yield from _JSONSCHEMA["enum"](validator, enums, instance, schema)
+        yield from _JSONSCHEMA["enum"](validator, enums, instance, schema) or ()
         return
     try:
         found = _key(instance) in _members(enums)
     except TypeError:
-        yield from _JSONSCHEMA["enum"](validator, enums, instance, schema)
+        yield from _JSONSCHEMA["enum"](validator, enums, instance, schema) or ()
         return
     if not found:
         yield ValidationError(_not_one_of(instance, enums))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar, Final, final
 
-from editor.graph.expressions.parser import (
+from editor.graph.expressions.syntax import (
     And,
     Compare,
     Condition,
@@ -138,7 +138,8 @@ def compare(left: Any, right: Any) -> int | None:
     if left_kind == right_kind == _NUMBER:
         return _compare_numbers(_number(left), _number(right))
     if left_kind == right_kind == _STRING:
-        return (left > right) - (left < right)
+        order: int = (left > right) - (left < right)
+        return order
     return None
 
 

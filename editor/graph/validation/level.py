@@ -7,19 +7,21 @@ from collections import defaultdict
 from typing import Any
 
 from editor.graph.errors import ExpressionError
-from editor.graph.expressions import parse_expression, parse_reference
-from editor.graph.expressions.evaluator import json_equal
+from editor.graph.expressions import json_equal, parse_expression, parse_reference
 from editor.graph.jsonio import canonical_json
 from editor.graph.model import (
     SCHEMA_VERSION,
+    AgentNode,
     BestBy,
     BranchNode,
     ExpressionCondition,
     FoldNode,
+    GateNode,
     Graph,
     MapNode,
     Node,
     NodeBody,
+    ToolNode,
     input_schema_of,
     output_schema_of,
 )
@@ -246,13 +248,13 @@ class Level:
                 )
             seen.add(node_id)
             kind = node.kind
-            if kind == "agent":
+            if isinstance(node, AgentNode):
                 if not is_well_formed_agent_hash(node.agent_hash):
                     self._malformed_hash("node_fields", node_id, node.agent_hash)
-            elif kind == "tool":
+            elif isinstance(node, ToolNode):
                 for key in sorted(node.input):
                     self._reference(node, f"input.{key}", node.input[key])
-            elif kind == "gate":
+            elif isinstance(node, GateNode):
                 if type(node.approval_schema) is not dict:
                     self.add(
                         "node_fields",
@@ -268,9 +270,9 @@ class Level:
                         node=node_id,
                         kind=kind,
                     )
-            elif kind == "branch":
+            elif isinstance(node, BranchNode):
                 self._branch(node)
-            elif kind == "map":
+            elif isinstance(node, MapNode):
                 self._body(node, "maps")
                 if node.concurrency < 1:
                     self.add(
@@ -295,7 +297,7 @@ class Level:
                     )
                 self._fold_expressions(node)
             if node.name is not None:
-                self._name(node)
+                self._name(node, node.name)
             check_node_schemas(self, node)
             if len(node_id) > MAX_ID_LENGTH:
                 self._long_id(node_id)
@@ -320,8 +322,7 @@ class Level:
             hash=value,
         )
 
-    def _name(self, node: Node) -> None:
-        name = node.name
+    def _name(self, node: Node, name: str) -> None:
         if is_blank(name):
             self.add(
                 "names",
@@ -479,7 +480,6 @@ class Level:
     def check_acyclic(self) -> None:
         """Depth-first search in document order, neighbours in edge order (spec 02)."""
         adjacency = self.adjacency
-        done = object()
         # Absent: not yet visited; True: on the current path; False: finished.
         on_path: dict[str, bool] = {}
         for start in self.graph.nodes:
@@ -493,8 +493,8 @@ class Level:
             path = [start_id]
             pending = [iter(adjacency[start_id])]
             while pending:
-                neighbour = next(pending[-1], done)
-                if neighbour is done:
+                neighbour = next(pending[-1], None)  # node ids are strings, never None
+                if neighbour is None:
                     on_path[path.pop()] = False
                     pending.pop()
                     continue
