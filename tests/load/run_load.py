@@ -4,9 +4,10 @@ On loopback only, bounded in time. It starts (and always stops again):
 
 * a private PostgreSQL server (``initdb`` in a temporary directory, on ``--pg-port``), unless
   ``DATABASE_URL`` names one (``postgres://…``), which is then used as it is;
-* ``gunicorn editor.asgi:application`` with ``--web-workers`` uvicorn workers (as in production), ``DEBUG=false``, a secret key,
-  ``ALLOWED_HOSTS=127.0.0.1`` and ``GATEHOUSE_SECURE_COOKIES=false`` (plain HTTP), static files
-  collected into the temporary directory;
+* ``gunicorn editor.asgi:application`` with ``--web-workers`` uvicorn workers (as in
+  production), ``DEBUG=false``, a secret key, ``ALLOWED_HOSTS=127.0.0.1`` and
+  ``GATEHOUSE_SECURE_COOKIES=false`` (plain HTTP), static files collected into the temporary
+  directory;
 * ``--db-workers`` run workers (``manage.py db_worker --no-reload``).
 
 It migrates the database and creates the users with their roles (the *authors*, *operators*
