@@ -20,6 +20,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from editor.drives import enqueue_run
 from editor.engine import prepare_abandon, prepare_resume, run_status
 from editor.engine.errors import InvalidResumeInput, NotParked, RunLost, TransitionRefused
 from editor.engine.states import PARKED, RunState
@@ -37,7 +38,6 @@ from editor.services.errors import (
 )
 from editor.services.run_rows import public_status, record, run_row, store
 from editor.services.storable import check_storable
-from editor.tasks import enqueue_run
 
 __all__ = [
     "AbandonOutcome",
