@@ -31,6 +31,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from editor.channel import announce_append
 from editor.engine.errors import AppendRefused, RunLost
 from editor.engine.events import check_append
 from editor.engine.ports import Envelope, RunRecord
@@ -38,7 +39,6 @@ from editor.engine.states import PARKED, TERMINAL, RunState
 from editor.engine.summary import call_counts
 from editor.engine.transitions import allowed_sources, check_append_states
 from editor.models import FrozenGraph, Run, RunEvent
-from editor.streams.channel import announce_append
 
 __all__ = ["DRIVABLE", "OrmRunStore", "StrandedRun", "envelope_of"]
 
