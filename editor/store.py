@@ -124,7 +124,10 @@ class OrmRunStore:
     # --- reading ----------------------------------------------------------------------
 
     def load_run(self, run_id: str) -> RunRecord:
-        run = self._run(run_id)
+        return self.record_of(self._run(run_id))
+
+    def record_of(self, run: Run) -> RunRecord:
+        """The run as its caller read it, with its log as it is now (read from the database)."""
         events = tuple(envelope_of(row) for row in RunEvent.objects.filter(run=run).order_by("seq"))
         return RunRecord(
             run_id=str(run.id),

@@ -66,7 +66,7 @@ def pending(
     `run` one run's items (its id)."""
     filters = _filters(graph, document, node, person, since, until, q, run)
     page = inbox.pending_items(filters, cursor=cursor, limit=limit)
-    return {"items": [item.as_json() for item in page.items], "next": page.next}
+    return {"items": page.items, "next": page.next}
 
 
 @router.get(
@@ -92,4 +92,4 @@ def resolved(
     the same however many decisions are made meanwhile."""
     filters = _filters(graph, document, node, person, since, until, q, run)
     page = inbox_log.decision_log(filters, cursor=cursor, limit=limit)
-    return {"items": [item.as_json() for item in page.items], "next": page.next}
+    return {"items": page.items, "next": page.next}

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -327,10 +328,10 @@ def _json_value(text: str, key: str, problem: FormProblem) -> Any:
     return value
 
 
-def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
+def read_approval(schema: Any, post: Mapping[str, str]) -> tuple[Any, FormProblem]:
     """The resume input a posted card form means, and what could not be read from it.
 
-    ``post`` is a mapping of the posted names to text (a ``QueryDict`` or a dict)."""
+    ``post`` maps the posted names to their text."""
     problem = FormProblem()
     layout = _layout(schema)
     if layout is None:
@@ -427,7 +428,7 @@ def field_errors(
     return by_field, general
 
 
-def with_post(form: ApprovalForm, schema: Any, post: Any) -> ApprovalForm:
+def with_post(form: ApprovalForm, schema: Any, post: Mapping[str, str]) -> ApprovalForm:
     """The form again with what was posted in it (after an error): nothing typed is lost."""
     comment = str(post.get(COMMENT, ""))
     if form.fields is None:

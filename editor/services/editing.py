@@ -18,12 +18,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 from urllib.parse import quote
-
-from django.urls import reverse
 
 from editor.engine import resolve_names
 from editor.graph import Graph, MalformedDocument, parse_document, wire_value
@@ -77,6 +75,9 @@ class Draft:
     can_redo: bool = False
     archived: bool = False
     layout: dict[str, Any] | None = None
+    #: The editor page's address, given by the edge: the canvas links each node to its form
+    #: there (``""``: a canvas without links).
+    page_url: str = ""
 
     @cached_property
     def value(self) -> Value | None:
@@ -135,8 +136,9 @@ def _parsed(text: str) -> Graph | None:
     return graph
 
 
-def open_draft(user: Any, slug: str) -> Draft:
-    """The draft as it is now, read once (raises ``UnknownDocument``)."""
+def open_draft(user: Any, slug: str, page_url: str = "") -> Draft:
+    """The draft as it is now, read once (raises ``UnknownDocument``); ``page_url``: the
+    editor page's address, where the canvas links its nodes."""
     opened = documents.open_draft(slug)
     return Draft(
         slug=opened.slug,
@@ -151,6 +153,7 @@ def open_draft(user: Any, slug: str) -> Draft:
         can_redo=opened.can_redo,
         archived=opened.archived,
         layout=opened.layout,
+        page_url=page_url,
     )
 
 
@@ -259,7 +262,7 @@ class Editor:
         return editor_source(
             self.graph,
             errors=self.validation.get("errors", ()),
-            node_url=_node_url(self.slug),
+            node_url=_node_url(self.draft.page_url),
             layout=self.draft.layout,
         )
 
@@ -284,7 +287,7 @@ class Editor:
             source,
             self.graph,
             errors=self.validation.get("errors", ()),
-            node_url=_node_url(self.slug),
+            node_url=_node_url(self.draft.page_url),
         )
         if layout is not None:
             documents.keep_layout(self.slug, layout)
@@ -354,8 +357,9 @@ def _error_node(error: dict[str, Any]) -> str | None:
     return None
 
 
-def _node_url(slug: str) -> Callable[[tuple[str, ...], str], str | None]:
-    page = reverse("editor", args=[slug])
+def _node_url(page: str) -> Callable[[tuple[str, ...], str], str | None] | None:
+    if not page:
+        return None
 
     def url(level: tuple[str, ...], node_id: str) -> str:
         # A node inside a subgraph body has a form of its own, at its level.
@@ -370,9 +374,9 @@ def editor_of(draft: Draft) -> Editor:
     return Editor(draft, validate_graph_document(draft.text))
 
 
-def load_editor(user: Any, slug: str) -> Editor:
+def load_editor(user: Any, slug: str, page_url: str = "") -> Editor:
     """The draft as it is now, validated (raises ``UnknownDocument``)."""
-    return editor_of(open_draft(user, slug))
+    return editor_of(open_draft(user, slug, page_url))
 
 
 def _save(
@@ -400,21 +404,16 @@ def _save(
             previous=(current.text, current.graph) if current.graph is not None else None,
         )
     except StaleDraft:
-        newer = load_editor(user, current.slug)
+        newer = load_editor(user, current.slug, current.page_url)
         return Stale(newer, rejected=text, rejected_fields=rejected_fields)
-    draft = Draft(
-        slug=current.slug,
-        title=current.title,
+    draft = replace(
+        current,
         text=saved.text,
         revision=saved.revision,
         graph=graph if graph is not None else _parsed(saved.text),
-        can_edit=current.can_edit,
-        latest_graph=current.latest_graph,
         held=saved.held,
         can_undo=True,
         can_redo=False,
-        archived=current.archived,
-        layout=current.layout,
     )
     return Editor(draft, saved.validation)
 
@@ -501,5 +500,8 @@ def step_history(
             assert number is not None
             documents.restore_revision(user, current.slug, number, expected_revision=revision)
     except StaleDraft:
-        return Stale(load_editor(user, current.slug), rejected_fields=[(how, str(number or ""))])
-    return load_editor(user, current.slug)
+        return Stale(
+            load_editor(user, current.slug, current.page_url),
+            rejected_fields=[(how, str(number or ""))],
+        )
+    return load_editor(user, current.slug, current.page_url)

@@ -41,7 +41,6 @@ from django.db.models import Exists, OuterRef, Q
 from editor.engine.states import PARKED
 from editor.engine.status import scope_key
 from editor.models import FrozenGraph, Run, RunEvent, Version
-from editor.services.access import can_approve, can_operate
 from editor.services.errors import InvalidCursor, UnknownRun
 from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
@@ -50,7 +49,6 @@ __all__ = [
     "GraphChoice",
     "InboxItem",
     "graph_choices",
-    "may_resolve",
     "pending_count",
     "pending_item",
     "pending_items",
@@ -67,11 +65,6 @@ GRAPH_CHOICES = 100
 
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def may_resolve(user: Any, kind: str) -> bool:
-    """A gate needs an approver; a budget or a reconciliation an operator (spec 06)."""
-    return can_approve(user) if kind == "gate" else can_operate(user)
 
 
 def short_graph_hash(graph_hash: str) -> str:
@@ -163,26 +156,10 @@ class InboxItem:
     def suggested_limit(self) -> int | None:
         return suggested_limit(self.budget, self.observed) if self.kind == "budget" else None
 
-    def as_json(self) -> dict[str, Any]:
-        """The item as ``GET /v1/inbox`` lists it."""
-        body: dict[str, Any] = {
-            "kind": self.kind,
-            "run": self.run,
-            "graph_hash": self.graph_hash,
-            "document": self.document,
-            "node": self.node,
-            "node_name": self.node_name,
-            "scope": self.scope,
-            "seq": self.seq,
-            "suspended_at": self.suspended_at,
-        }
-        if self.kind == "gate":
-            body.update(reason=self.reason, input_schema=self.input_schema, value=self.value)
-        elif self.kind == "budget":
-            body.update(budget=self.budget, observed=self.observed)
-        else:
-            body.update(tool=self.tool, call=self.call, input=self.tool_input)
-        return body
+    @property
+    def input(self) -> Any:
+        """A reconciliation's tool input, under the name ``GET /v1/inbox`` gives it."""
+        return self.tool_input
 
 
 def suggested_limit(budget: dict[str, Any] | None, observed: Any) -> int:
@@ -440,9 +417,9 @@ def _cursor_key(pair: tuple[Run, dict[str, Any]]) -> list[Any]:
     return [run.parked_at.isoformat(), str(run.id), int(raw.get("seq", 0))]
 
 
-def pending_item(run_id: str, node: str | None, scope: Any = None) -> InboxItem | None:
-    """One run's pending item at ``node`` (and ``scope``), or its oldest one; ``None`` when
-    it no longer waits there. Raises :class:`UnknownRun`."""
+def pending_item(run_id: str, node: str | None, scope: Any = None) -> tuple[Run, InboxItem | None]:
+    """The run, read once, and its pending item at ``node`` (and ``scope``), or its oldest
+    one; ``None`` when it no longer waits there. Raises :class:`UnknownRun`."""
     try:
         key = uuid.UUID(str(run_id))
     except ValueError:
@@ -451,13 +428,13 @@ def pending_item(run_id: str, node: str | None, scope: Any = None) -> InboxItem 
     if run is None:
         raise UnknownRun(str(run_id))
     if run.state not in _PARKED:
-        return None
+        return run, None
     pending = (run.status or {}).get("pending") or []
     wanted = scope_key(scope)
     for raw in pending:
         if node is None or (raw.get("node") == node and scope_key(raw.get("scope")) == wanted):
-            return _cards([(run, raw)])[0]
-    return None
+            return run, _cards([(run, raw)])[0]
+    return run, None
 
 
 def pending_count() -> int:

@@ -34,7 +34,7 @@ KINDS = list(NEW_NODE_DEFAULTS)
 
 def open_draft(request: HttpRequest, slug: str) -> Draft:
     try:
-        return editing.open_draft(request.user, slug)
+        return editing.open_draft(request.user, slug, reverse("editor", args=[slug]))
     except UnknownDocument:
         raise Http404("No such graph.") from None
 

@@ -329,7 +329,7 @@ def freeze(request: HttpRequest, draft: Draft) -> HttpResponse:
         return answer(request, ed, None, freeze_error="Fix the errors listed before freezing.")
     except InvalidRequest as error:  # a NUL in the note
         return answer(request, ed, None, freeze_error=str(error))
-    ed = editing.load_editor(request.user, draft.slug)
+    ed = editing.load_editor(request.user, draft.slug, draft.page_url)
     context = page_context(request, ed, None, frozen=frozen)
     if request.htmx:
         context.update(oob=True, oob_node_panel=False, oob_json_text=False)
