@@ -43,6 +43,7 @@ from editor.services.approval_rules import (
     decision_labels,
     ordered_keys,
 )
+from editor.services.display import pretty_json
 from editor.services.numbers import InvalidNumber, strict_int
 from editor.services.storable import NUL, nul_path
 
@@ -202,17 +203,13 @@ def _kind_of(schema: Any) -> str:
     return "json"
 
 
-def _json_text(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
 def _display(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _text_of(kind: str, value: Any) -> str:
     if kind == "json":
-        return _json_text(value)
+        return pretty_json(value)
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             return _display(value)
@@ -289,7 +286,9 @@ def approval_form(schema: Any, value: Any) -> ApprovalForm:
     if layout is None:
         spec = schema if isinstance(schema, dict) else {}
         if "default" in spec:
-            return ApprovalForm(None, json_text=_json_text(spec["default"]), json_source="proposed")
+            return ApprovalForm(
+                None, json_text=pretty_json(spec["default"]), json_source="proposed"
+            )
         return ApprovalForm(None)
     arrived = value if isinstance(value, dict) else {}
     fields = tuple(

@@ -16,7 +16,8 @@ from django.db.models.fields.json import KT
 from editor.engine.ports import Envelope
 from editor.engine.status import scope_key
 from editor.models import RESOLUTION_KINDS, RunEvent
-from editor.services.inbox import event_time, graph_titles, pretty_json, short_graph_hash
+from editor.services.display import event_time, pretty_json, short_graph_hash
+from editor.services.inbox import graph_titles
 from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
