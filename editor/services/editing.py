@@ -48,6 +48,7 @@ __all__ = [
     "apply_edit",
     "check_draft",
     "discard_changes",
+    "error_node",
     "load_checked_draft",
     "open_draft",
     "save_text",
@@ -286,7 +287,7 @@ class CheckedDraft(ParsedDraft):
         return [
             error
             for error in self.errors
-            if tuple(error.get("subgraph", ())) == level and _error_node(error) == node_id
+            if tuple(error.get("subgraph", ())) == level and error_node(error) == node_id
         ]
 
 
@@ -308,7 +309,8 @@ class Stale:
     rejected_fields: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _error_node(error: dict[str, Any]) -> str | None:
+def error_node(error: dict[str, Any]) -> str | None:
+    """The node an error is about: its ``node``, or the source of its ``edge``."""
     if "node" in error:
         return str(error["node"])
     edge = error.get("edge")

@@ -144,7 +144,7 @@ def page_context(
     error_rows = []
     for error in ed.errors:
         where = tuple(error.get("subgraph", ()))
-        target = _error_target(error)
+        target = editing.error_node(error)
         found = target is not None and ed.node(target, where) is not None
         error_rows.append(
             {
@@ -220,15 +220,6 @@ def _field_label(ed: CheckedDraft, entry: dict[str, Any]) -> str:
             if form_field.key == entry["field"]:
                 return form_field.label
     return str(entry["field"])
-
-
-def _error_target(error: dict[str, Any]) -> str | None:
-    if "node" in error:
-        return str(error["node"])
-    edge = error.get("edge")
-    if isinstance(edge, dict):
-        return str(edge.get("from"))
-    return None
 
 
 @require_safe
