@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-__all__ = ["event_time", "pretty_json", "short_graph_hash"]
+__all__ = ["ShowsGraphHash", "event_time", "pretty_json", "short_graph_hash"]
 
 
 def pretty_json(value: Any) -> str:
@@ -28,3 +28,18 @@ def event_time(text: str | None) -> datetime | None:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+class ShowsGraphHash:
+    """For a record with a ``graph_hash``: the hash as the pages show it and link it."""
+
+    __slots__ = ()
+    graph_hash: str
+
+    @property
+    def short_hash(self) -> str:
+        return short_graph_hash(self.graph_hash)
+
+    @property
+    def hex_digest(self) -> str:
+        return self.graph_hash.removeprefix("sha256:")

@@ -89,6 +89,18 @@ class InboxFilter:
             return None
         return datetime.combine(self.until + timedelta(days=1), datetime.min.time(), UTC)
 
+    def on_event(self) -> Q:
+        """The parts an event answers itself, as a condition on it: its node and when it
+        was recorded (the events that opened items, and the resolutions, alike)."""
+        condition = Q()
+        if self.node is not None:
+            condition &= Q(payload__node=self.node)
+        if self.since_text is not None:
+            condition &= Q(recorded_at__gte=self.since_text)
+        if self.until_text is not None:
+            condition &= Q(recorded_at__lt=self.until_text)
+        return condition
+
     def params(self) -> dict[str, str]:
         """The filter as query parameters (for links that keep it)."""
         values = {

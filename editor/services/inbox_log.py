@@ -16,7 +16,7 @@ from django.db.models.fields.json import KT
 from editor.engine.ports import Envelope
 from editor.engine.status import scope_key
 from editor.models import RESOLUTION_KINDS, RunEvent
-from editor.services.display import event_time, pretty_json, short_graph_hash
+from editor.services.display import ShowsGraphHash, event_time, pretty_json
 from editor.services.inbox import graph_titles
 from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
@@ -37,7 +37,7 @@ _IS_RESOLUTION = RawSQL(
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(ShowsGraphHash):
     """One entry of the decision log (``GET /v1/inbox/resolved``)."""
 
     kind: str
@@ -53,14 +53,6 @@ class Decision:
     document: str | None = None
     document_title: str | None = None
     scope: list[Any] | None = None
-
-    @property
-    def short_hash(self) -> str:
-        return short_graph_hash(self.graph_hash)
-
-    @property
-    def hex_digest(self) -> str:
-        return self.graph_hash.removeprefix("sha256:")
 
     @property
     def input_text(self) -> str:
@@ -137,14 +129,9 @@ def _filtered(rows: Any, filters: InboxFilter) -> Any:
         rows = rows.filter(run__graph_id=filters.graph)
     if filters.document is not None:
         rows = rows.filter(document_runs(filters.document, "run__"))
-    if filters.node is not None:
-        rows = rows.filter(payload__node=filters.node)
+    rows = rows.filter(filters.on_event())
     if filters.person is not None:
         rows = rows.filter(payload__by=filters.person)
-    if filters.since_text is not None:
-        rows = rows.filter(recorded_at__gte=filters.since_text)
-    if filters.until_text is not None:
-        rows = rows.filter(recorded_at__lt=filters.until_text)
     if filters.search is not None:
         # The prompt is the Suspended event's that this resolution answered (same node,
         # earlier in the log); the comment is the resolution's own.

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from editor.services.display import event_time, pretty_json, short_graph_hash
+from editor.services.display import ShowsGraphHash, event_time, pretty_json, short_graph_hash
 
 __all__ = ["GraphChoice", "InboxItem", "suggested_limit"]
 
 
 @dataclass(frozen=True, slots=True)
-class InboxItem:
+class InboxItem(ShowsGraphHash):
     """One card of the inbox: a pending gate, budget or reconciliation of one run."""
 
     kind: str
@@ -47,14 +47,6 @@ class InboxItem:
     @property
     def display_name(self) -> str:
         return self.node_name or self.node
-
-    @property
-    def short_hash(self) -> str:
-        return short_graph_hash(self.graph_hash)
-
-    @property
-    def hex_digest(self) -> str:
-        return self.graph_hash.removeprefix("sha256:")
 
     @property
     def waiting_since(self) -> datetime | None:

@@ -149,13 +149,9 @@ def _filtered(runs: Any, filters: InboxFilter) -> Any:
         # parked_at is the run's oldest open item: one recorded by then means parked_at is too.
         runs = runs.filter(parked_at__lt=filters.until_moment)
     if filters.item_level:
-        opened = RunEvent.objects.filter(run_id=OuterRef("pk"), kind__in=_PARKING_KINDS)
-        if filters.node is not None:
-            opened = opened.filter(payload__node=filters.node)
-        if filters.since_text is not None:
-            opened = opened.filter(recorded_at__gte=filters.since_text)
-        if filters.until_text is not None:
-            opened = opened.filter(recorded_at__lt=filters.until_text)
+        opened = RunEvent.objects.filter(
+            filters.on_event(), run_id=OuterRef("pk"), kind__in=_PARKING_KINDS
+        )
         if filters.search is not None:
             opened = opened.filter(payload__reason__icontains=filters.search)
         runs = runs.filter(Exists(opened))
