@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from editor.graph import Graph
 from editor.graph.dot import DrawnItem, Pins, RunMarks, dot_source, drawing, structure_key
@@ -97,26 +97,19 @@ def render(source: CanvasSource) -> DrawnCanvas:
     return DrawnCanvas(canvas.svg, canvas.problem, source.nodes, source.edges, key)
 
 
-def draw(
-    graph: Graph,
-    *,
-    errors: Iterable[dict[str, Any]] = (),
-    node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
-    highlight: dict[tuple[tuple[str, ...], str], str] | None = None,
-    states: dict[str, str] | None = None,
-    marks: RunMarks | None = None,
-) -> DrawnCanvas:
+class CanvasOptions(TypedDict, total=False):
+    """What :func:`canvas_source` marks on a drawing, for :func:`draw`."""
+
+    errors: Iterable[dict[str, Any]]
+    node_url: Callable[[tuple[str, ...], str], str | None] | None
+    highlight: dict[tuple[tuple[str, ...], str], str] | None
+    states: dict[str, str] | None
+    marks: RunMarks | None
+
+
+def draw(graph: Graph, **options: Unpack[CanvasOptions]) -> DrawnCanvas:
     """Draw ``graph`` with ``errors`` marked; nodes link where ``node_url`` says."""
-    return render(
-        canvas_source(
-            graph,
-            errors=errors,
-            node_url=node_url,
-            highlight=highlight,
-            states=states,
-            marks=marks,
-        )
-    )
+    return render(canvas_source(graph, **options))
 
 
 # --- The editor's canvas: a layout kept while the structure stays ------------------------------

@@ -158,22 +158,17 @@ def _has_node(graph: Graph, level: list[str], node_id: str) -> bool:
 
 def undo(user: Any, slug: str, *, expected_revision: int | None) -> SavedDraft:
     """Back to the state before the last change (a new revision; raises ``NothingToUndo``)."""
-    return _write(
-        user,
-        slug,
-        expected_revision,
-        lambda doc, draft, now: history.undo_plan(doc, draft.revision),
-    )
+    return _write(user, slug, expected_revision, _at_revision(history.undo_plan))
 
 
 def redo(user: Any, slug: str, *, expected_revision: int | None) -> SavedDraft:
     """The change last undone, again (a new revision; raises ``NothingToRedo``)."""
-    return _write(
-        user,
-        slug,
-        expected_revision,
-        lambda doc, draft, now: history.redo_plan(doc, draft.revision),
-    )
+    return _write(user, slug, expected_revision, _at_revision(history.redo_plan))
+
+
+def _at_revision(plan: Callable[[Document, int], history.Planned]) -> Plan:
+    """A step of the history planned from the draft's current revision."""
+    return lambda document, draft, now: plan(document, draft.revision)
 
 
 def restore_revision(

@@ -60,22 +60,12 @@ Edit = Callable[[Value], Value]
 
 
 @dataclass(frozen=True)
-class ParsedDraft:
-    """The draft as one request read it: parsed (when it parses), not validated."""
+class ParsedDraft(documents.DraftRecord):
+    """The draft as one request read it (a :class:`~editor.services.documents.DraftRecord`):
+    parsed (when it parses), not validated."""
 
-    slug: str
-    title: str
-    text: str
-    revision: int
-    graph: Graph | None
-    can_edit: bool
-    latest_graph: str | None
-    #: Fields the editor could not take, kept with what was typed (``models.Draft.held``).
-    held: tuple[dict[str, Any], ...] = ()
-    can_undo: bool = False
-    can_redo: bool = False
-    archived: bool = False
-    layout: dict[str, Any] | None = None
+    graph: Graph | None = None
+    can_edit: bool = False
     #: The editor page's address, given by the edge: the canvas links each node to its form
     #: there (``""``: a canvas without links).
     page_url: str = ""
@@ -140,20 +130,11 @@ def _parsed(text: str) -> Graph | None:
 def open_draft(user: Any, slug: str, page_url: str = "") -> ParsedDraft:
     """The draft as it is now, read once (raises ``UnknownDocument``); ``page_url``: the
     editor page's address, where the canvas links its nodes."""
-    opened = documents.read_draft_record(slug)
+    record = documents.read_draft_record(slug)
     return ParsedDraft(
-        slug=opened.slug,
-        title=opened.title,
-        text=opened.text,
-        revision=opened.revision,
-        graph=_parsed(opened.text),
+        **{item.name: getattr(record, item.name) for item in fields(record)},
+        graph=_parsed(record.text),
         can_edit=can_author(user),
-        latest_graph=opened.latest_graph,
-        held=opened.held,
-        can_undo=opened.can_undo,
-        can_redo=opened.can_redo,
-        archived=opened.archived,
-        layout=opened.layout,
         page_url=page_url,
     )
 
