@@ -10,17 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Query, Router
 
+from editor.api.paging import PageQuery
 from editor.api.schemas import ErrorOut, InboxListOut, InboxResolvedOut
 from editor.services import inbox, inbox_log
 from editor.services.inbox_filters import InboxFilter, read_filter
-from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 
 router = Router(tags=["inbox"])
 
 
-class InboxQuery(Schema):
+class InboxQuery(PageQuery):
     """The query of both lists: the inbox's filters, and the page."""
 
     graph: str | None = None
@@ -31,8 +31,6 @@ class InboxQuery(Schema):
     until: str | None = Field(None, alias="to")
     q: str | None = None
     run: str | None = None
-    cursor: str | None = None
-    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
 
     def filters(self) -> InboxFilter:
         return read_filter(

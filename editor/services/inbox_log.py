@@ -18,7 +18,7 @@ from editor.engine.status import scope_key
 from editor.models import RESOLUTION_KINDS, RunEvent
 from editor.services.display import ShowsGraphHash, event_time, pretty_json
 from editor.services.inbox import graph_titles
-from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
+from editor.services.inbox_filters import NO_FILTER, InboxFilter
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
 __all__ = ["Decision", "decision", "decision_log", "receipt", "resolution_of"]
@@ -123,13 +123,7 @@ def _decision_input(kind: str, payload: dict[str, Any]) -> Any:
 def _filtered(rows: Any, filters: InboxFilter) -> Any:
     if filters.matches_nothing:
         return rows.none()
-    if filters.run is not None:
-        rows = rows.filter(run_id=filters.run)
-    if filters.graph is not None:
-        rows = rows.filter(run__graph_id=filters.graph)
-    if filters.document is not None:
-        rows = rows.filter(document_runs(filters.document, "run__"))
-    rows = rows.filter(filters.on_event())
+    rows = rows.filter(filters.on_run("run__"), filters.on_event())
     if filters.person is not None:
         rows = rows.filter(payload__by=filters.person)
     if filters.search is not None:

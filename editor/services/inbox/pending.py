@@ -16,7 +16,7 @@ from editor.models import Run, RunEvent, Version
 from editor.services.errors import InvalidCursor, UnknownRun
 from editor.services.inbox.items import InboxItem
 from editor.services.inbox.names import node_names
-from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
+from editor.services.inbox_filters import NO_FILTER, InboxFilter
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
 __all__ = [
@@ -137,12 +137,7 @@ def _filtered(runs: Any, filters: InboxFilter) -> Any:
     the item-level ones through the events that opened items (re-checked on each item)."""
     if filters.matches_nothing:
         return runs.none()
-    if filters.run is not None:
-        runs = runs.filter(id=filters.run)
-    if filters.graph is not None:
-        runs = runs.filter(graph_id=filters.graph)
-    if filters.document is not None:
-        runs = runs.filter(document_runs(filters.document))
+    runs = runs.filter(filters.on_run())
     if filters.person is not None:
         runs = runs.filter(created_by__username=filters.person)
     if filters.until_moment is not None:
