@@ -165,17 +165,7 @@ def render_editor(
     """Draw an :func:`editor_source`; a source not pinned is laid out by ``dot`` first, and
     that layout is returned to be kept (``None`` when nothing new was laid out)."""
     if source.pinned:
-        canvas = render_svg(
-            source.source,
-            nodes=source.nodes,
-            edges=source.edges,
-            pinned=True,
-            items=(source.header, source.items),
-        )
-        drawn = DrawnCanvas(
-            canvas.svg, canvas.problem, source.nodes, source.edges, source.key, source.structure
-        )
-        return drawn, None
+        return _render_pinned(source.source, source.header, source.items, source, source.key), None
     laid = lay_out(source.source, nodes=source.nodes, edges=source.edges)
     if isinstance(laid, str):
         return DrawnCanvas(None, laid, source.nodes, source.edges, source.key), None
@@ -187,22 +177,20 @@ def render_editor(
         },
     }
     pinned = drawing(graph, errors=errors, node_url=node_url, pins=_pins(layout))
-    canvas = render_svg(
-        pinned.source,
-        nodes=source.nodes,
-        edges=source.edges,
-        pinned=True,
-        items=(pinned.header, pinned.items),
-    )
-    drawn = DrawnCanvas(
-        canvas.svg,
-        canvas.problem,
-        source.nodes,
-        source.edges,
-        _key(pinned.source),
-        source.structure,
-    )
+    drawn = _render_pinned(pinned.source, pinned.header, pinned.items, source, _key(pinned.source))
     return drawn, layout
+
+
+def _render_pinned(
+    text: str, header: str, items: tuple[Any, ...], source: CanvasSource, key: str
+) -> DrawnCanvas:
+    """Draw DOT ``text`` whose every position is given (``neato -n2``), piece by piece."""
+    canvas = render_svg(
+        text, nodes=source.nodes, edges=source.edges, pinned=True, items=(header, items)
+    )
+    return DrawnCanvas(
+        canvas.svg, canvas.problem, source.nodes, source.edges, key, source.structure
+    )
 
 
 def draw_compared(

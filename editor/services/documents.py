@@ -61,7 +61,7 @@ from editor.services.graphs import (
     save_graph,
     validate_graph_document,
 )
-from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_by_number, page_of
 from editor.services.storable import NUL
 
 __all__ = [
@@ -313,12 +313,7 @@ def list_versions(
 ) -> Page[VersionInfo]:
     """A document's versions, newest first."""
     versions = document_row(slug).versions.select_related("frozen_by").order_by("-number")
-    if cursor is not None:
-        (before,) = decode_cursor(cursor, (int,))
-        versions = versions.filter(number__lt=before)
-    rows = list(versions[: limit + 1])
-    page = page_of(rows, limit, lambda row: [row.number])
-    return Page([_version_info(row) for row in page.items], page.next)
+    return page_by_number(versions, cursor, limit, _version_info)
 
 
 def read_draft_record(slug: str) -> DraftRecord:

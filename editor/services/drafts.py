@@ -24,7 +24,7 @@ from editor.services import history
 from editor.services.document_rows import author_of, check_text, document_row, require_author
 from editor.services.errors import PreconditionRequired, StaleDraft
 from editor.services.graphs import validate_graph_document, validate_parsed
-from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.paging import DEFAULT_LIMIT, Page, page_by_number
 from editor.services.storable import check_storable
 
 __all__ = [
@@ -190,12 +190,7 @@ def list_revisions(
 ) -> Page[history.RevisionInfo]:
     """The draft's saved history, newest first."""
     rows = document_row(slug).revisions.select_related("created_by").order_by("-number")
-    if cursor is not None:
-        (before,) = decode_cursor(cursor, (int,))
-        rows = rows.filter(number__lt=before)
-    found = list(rows[: limit + 1])
-    page = page_of(found, limit, lambda row: [row.number])
-    return Page([history.info(row) for row in page.items], page.next)
+    return page_by_number(rows, cursor, limit, history.info)
 
 
 def _write(
