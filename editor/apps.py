@@ -24,7 +24,14 @@ class EditorConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from editor import checks  # noqa: F401  (registers the system checks)
+        from editor import (
+            checks,  # noqa: F401  (registers the system checks)
+            drives,
+            tasks,
+        )
+
+        # The services ask for runs to be driven through editor.drives; the task drives them.
+        drives.connect(tasks.drive_run)
 
         post_migrate.connect(ensure_roles, sender=self)
         # What start-up made lives as long as the process (see settle_start_up).

@@ -1,256 +1,57 @@
 """Django settings for Gatehouse, read from the environment only.
 
-Every variable is documented in ``.env.example``. The helpers below are strict: a value they
-cannot read stops start-up with :class:`ImproperlyConfigured` naming the variable, rather than
-falling back to a default that hides a typo. Secrets may instead be given as a file path in
-``NAME_FILE`` (Docker and Kubernetes secrets).
+Every variable is documented in ``.env.example``. The helpers that read them are strict
+(:mod:`editor.environment`): a value they cannot read stops start-up with
+:class:`ImproperlyConfigured` naming the variable. Secrets may instead be given as a file path
+in ``NAME_FILE`` (Docker and Kubernetes secrets).
 """
 
 from __future__ import annotations
 
-import os
-import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
-from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from editor.environment import (
+    base_url,
+    database_from_url,
+    email_from_url,
+    env_bool,
+    env_int,
+    env_list,
+    env_optional_int,
+    env_secret,
+    env_str,
+    header_name,
+    one_of,
+    require_unless_debug,
+    resolve_path,
+    smtp_mailer,
+    sqlite_database,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-_DIGITS = re.compile(r"[0-9]+")
-
-
-def env_str(name: str, default: str | None = None) -> str | None:
-    """The variable's text, or ``default`` when it is unset or empty."""
-    value = os.environ.get(name, "")
-    return value if value else default
-
-
-def env_bool(name: str, default: bool) -> bool:
-    """``true`` or ``false`` exactly; anything else stops start-up."""
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    if value == "true":
-        return True
-    if value == "false":
-        return False
-    raise ImproperlyConfigured(f'{name} must be "true" or "false", not {value!r}')
-
-
-def env_int(name: str, default: int, *, minimum: int = 1) -> int:
-    """A whole number written in decimal digits, at least ``minimum``."""
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    if not _DIGITS.fullmatch(value.strip()):
-        raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}")
-    number = int(value)
-    if number < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {number}")
-    return number
-
-
-def env_optional_int(name: str, *, minimum: int = 1) -> int | None:
-    """Like :func:`env_int`, but unset or empty means ``None`` (no value: no limit)."""
-    value = os.environ.get(name)
-    if value is None or not value.strip():
-        return None
-    return env_int(name, minimum, minimum=minimum)
-
-
-def env_list(name: str, default: list[str] | None = None) -> list[str]:
-    """A comma-separated list; blank items are dropped."""
-    value = os.environ.get(name)
-    if value is None:
-        return list(default or [])
-    return [item.strip() for item in value.split(",") if item.strip()]
-
-
-def env_secret(name: str) -> str | None:
-    """``NAME``, or the contents of the file named by ``NAME_FILE`` (one of them, not both).
-
-    A single trailing newline in the file is ignored, as editors and ``echo`` add one.
-    """
-    file_name = f"{name}_FILE"
-    value = env_str(name)
-    path = env_str(file_name)
-    if value is not None and path is not None:
-        raise ImproperlyConfigured(f"set {name} or {file_name}, not both")
-    if path is None:
-        return value
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ImproperlyConfigured(f"{file_name}: cannot read {path}: {error}") from None
-    text = text.removesuffix("\n").removesuffix("\r")
-    return text or None
-
-
-_EMAIL_SCHEMES = {
-    "smtp": (False, False),
-    "smtp+tls": (True, False),  # STARTTLS
-    "smtps": (False, True),  # TLS from the first byte
-}
-
-
-def email_from_url(url: str, *, timeout: int = 10) -> dict[str, Any]:
-    """The default mailer (Django's ``MAILERS["default"]``) for a ``GATEHOUSE_EMAIL_URL``:
-    ``smtp://[user:pass@]host[:port]`` (``smtp+tls://`` for STARTTLS, ``smtps://`` for implicit
-    TLS), or ``console://`` to print the messages instead of sending them."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme == "console":
-        return {"BACKEND": "django.core.mail.backends.console.EmailBackend"}
-    if scheme not in _EMAIL_SCHEMES:
-        raise ImproperlyConfigured(
-            "GATEHOUSE_EMAIL_URL must start with smtp://, smtp+tls://, smtps:// or console://"
-        )
-    if not parts.hostname:
-        raise ImproperlyConfigured("GATEHOUSE_EMAIL_URL must name the mail server: smtp://HOST")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ImproperlyConfigured("GATEHOUSE_EMAIL_URL has a port that is not a number") from None
-    use_tls, use_ssl = _EMAIL_SCHEMES[scheme]
-    return _smtp_mailer(
-        parts.hostname,
-        port or (465 if use_ssl else 587 if use_tls else 25),
-        unquote(parts.username or ""),
-        unquote(parts.password or ""),
-        use_tls=use_tls,
-        use_ssl=use_ssl,
-        timeout=timeout,
-    )
-
-
-def _smtp_mailer(
-    host: str,
-    port: int,
-    username: str,
-    password: str,
-    *,
-    use_tls: bool,
-    use_ssl: bool,
-    timeout: int,
-) -> dict[str, Any]:
-    if use_tls and use_ssl:
-        raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be true")
-    return {
-        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-        "OPTIONS": {
-            "host": host,
-            "port": port,
-            "username": username,
-            "password": password,
-            "use_tls": use_tls,
-            "use_ssl": use_ssl,
-            "timeout": timeout,
-        },
-    }
-
-
-def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
-    """Django's ``DATABASES["default"]`` for a ``DATABASE_URL``.
-
-    ``sqlite:///relative/path`` (relative to the project), ``sqlite:////absolute/path``,
-    ``sqlite:///:memory:``, and ``postgres://`` or ``postgresql://user:password@host:port/name``
-    with query parameters passed on as connection options (``?sslmode=require``).
-    """
-    parts = urlsplit(url)
-    if parts.scheme == "sqlite":
-        return _sqlite_database(_sqlite_path(parts.netloc, parts.path, base_dir))
-    if parts.scheme in ("postgres", "postgresql"):
-        name = unquote(parts.path.removeprefix("/"))
-        if not name:
-            raise ImproperlyConfigured("DATABASE_URL must name the database: postgres://…/NAME")
-        try:
-            port = parts.port
-        except ValueError:
-            raise ImproperlyConfigured("DATABASE_URL has a port that is not a number") from None
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": name,
-            "USER": unquote(parts.username or ""),
-            "PASSWORD": unquote(parts.password or ""),
-            "HOST": parts.hostname or "",
-            "PORT": str(port or ""),
-            "OPTIONS": dict(parse_qsl(parts.query)),
-            # A new connection costs ~12 ms here (TCP and SCRAM sign-in), a query on an open
-            # one ~0.2 ms: each process keeps its connection for a minute, checked before
-            # reuse so a server restart costs one reconnect, not an error.
-            "CONN_MAX_AGE": 60,
-            "CONN_HEALTH_CHECKS": True,
-        }
-    raise ImproperlyConfigured(
-        f"DATABASE_URL must start with sqlite://, postgres:// or postgresql://, "
-        f"not {parts.scheme + '://' if parts.scheme else repr(url)}"
-    )
-
-
-def _sqlite_path(netloc: str, path: str, base_dir: Path) -> str:
-    if netloc == ":memory:" or path in ("/:memory:", ":memory:"):
-        return ":memory:"
-    if netloc:
-        raise ImproperlyConfigured(
-            "DATABASE_URL: a SQLite URL has three slashes before a relative path "
-            "(sqlite:///var/db.sqlite3) and four before an absolute one"
-        )
-    relative = path.removeprefix("/")
-    if not relative:
-        raise ImproperlyConfigured("DATABASE_URL must name the SQLite file: sqlite:///PATH")
-    return str(base_dir / unquote(relative))
-
-
-def _sqlite_database(name: str) -> dict[str, Any]:
-    # The web process and the run worker write at once: WAL and immediate transactions with a
-    # busy timeout make concurrent writers queue instead of failing with "database is locked".
-    # editor.sqlite is Django's backend keeping the file and var/ private (editor.local_state).
-    return {
-        "ENGINE": "editor.sqlite",
-        "NAME": name,
-        "OPTIONS": {
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
-            # WAL with synchronous=NORMAL: a commit costs no fsync (the WAL is synced at
-            # checkpoints), still safe against a process crash; a power cut may lose the
-            # last commits. SQLite's own advice for WAL, and 5-10x cheaper appends.
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-        },
-    }
-
-
-def _resolve(path: str, base_dir: Path) -> Path:
-    candidate = Path(path)
-    return candidate if candidate.is_absolute() else base_dir / candidate
-
-
-def _required_when_not_debug(name: str, value: Any, debug: bool) -> None:
-    if not value and not debug:
-        raise ImproperlyConfigured(f"{name} is required when DEBUG is off (see .env.example)")
-
 
 # --- Core ---------------------------------------------------------------------------------
 
 DEBUG = env_bool("DEBUG", False)
 
 SECRET_KEY = env_secret("SECRET_KEY")
-_required_when_not_debug("SECRET_KEY", SECRET_KEY, DEBUG)
+require_unless_debug("SECRET_KEY", SECRET_KEY, DEBUG)
 if not SECRET_KEY:
     # Only reachable with DEBUG on, for a local development server.
     SECRET_KEY = "django-insecure-gatehouse-local-development-only"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
-_required_when_not_debug("ALLOWED_HOSTS", ALLOWED_HOSTS, DEBUG)
+require_unless_debug("ALLOWED_HOSTS", ALLOWED_HOSTS, DEBUG)
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 if env_bool("GATEHOUSE_BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 #: Local state: the SQLite database by default, and the first user's password file.
-GATEHOUSE_VAR_DIR = _resolve(env_str("GATEHOUSE_VAR_DIR") or "var", BASE_DIR)
+GATEHOUSE_VAR_DIR = resolve_path(env_str("GATEHOUSE_VAR_DIR") or "var", BASE_DIR)
 GATEHOUSE_ADMIN_PASSWORD_FILE = GATEHOUSE_VAR_DIR / "admin-password"
 
 # --- Limits (spec 07, "Limits and bad input") -----------------------------------------------
@@ -395,7 +196,7 @@ DATABASES: dict[str, dict[str, Any]] = {
     "default": (
         database_from_url(_database_url, base_dir=BASE_DIR)
         if _database_url
-        else _sqlite_database(str(GATEHOUSE_VAR_DIR / "gatehouse.sqlite3"))
+        else sqlite_database(str(GATEHOUSE_VAR_DIR / "gatehouse.sqlite3"))
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -434,7 +235,7 @@ GATEHOUSE_EMAIL_ENABLED = bool(_email_url or env_str("EMAIL_HOST"))
 if _email_url:
     MAILERS["default"] = email_from_url(_email_url, timeout=_email_timeout)
 elif env_str("EMAIL_HOST"):
-    MAILERS["default"] = _smtp_mailer(
+    MAILERS["default"] = smtp_mailer(
         env_str("EMAIL_HOST") or "",
         env_int("EMAIL_PORT", 25),
         env_str("EMAIL_HOST_USER", "") or "",
@@ -445,12 +246,7 @@ elif env_str("EMAIL_HOST"):
     )
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "gatehouse@localhost")
 # Where people reach this installation (links in emails): https://gatehouse.example.org
-GATEHOUSE_BASE_URL = (env_str("GATEHOUSE_BASE_URL") or "").rstrip("/")
-if GATEHOUSE_BASE_URL and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", GATEHOUSE_BASE_URL):
-    raise ImproperlyConfigured(
-        "GATEHOUSE_BASE_URL must be an http:// or https:// address such as "
-        f"https://gatehouse.example.org, not {GATEHOUSE_BASE_URL!r}"
-    )
+GATEHOUSE_BASE_URL = base_url(env_str("GATEHOUSE_BASE_URL") or "")
 
 # --- Sign-in and security -------------------------------------------------------------------
 
@@ -513,11 +309,9 @@ AXES_DISABLE_ACCESS_LOG = True
 AXES_VERBOSE = False  # no banner at every start; failures and lockouts are still logged
 # Where a proxy in front puts the client's address (X-Forwarded-For, X-Real-IP): its last
 # entry is the one the proxy itself wrote. Unset: the address of the connection.
-GATEHOUSE_CLIENT_IP_HEADER = env_str("GATEHOUSE_CLIENT_IP_HEADER")
-if GATEHOUSE_CLIENT_IP_HEADER and not re.fullmatch(r"[A-Za-z0-9-]+", GATEHOUSE_CLIENT_IP_HEADER):
-    raise ImproperlyConfigured(
-        f"GATEHOUSE_CLIENT_IP_HEADER must be a header name, not {GATEHOUSE_CLIENT_IP_HEADER!r}"
-    )
+GATEHOUSE_CLIENT_IP_HEADER = header_name(
+    "GATEHOUSE_CLIENT_IP_HEADER", env_str("GATEHOUSE_CLIENT_IP_HEADER")
+)
 
 # No inline script anywhere: scripts, styles and images come from our own static files.
 SECURE_CSP = {
@@ -554,11 +348,11 @@ USE_TZ = True
 # One line per record on standard error, where gunicorn, the worker, Docker and systemd collect
 # it. Django's own default would log nothing of a failed request with DEBUG off (its console
 # handler is for DEBUG only; otherwise it emails ADMINS), so a 500 would leave no trace.
-GATEHOUSE_LOG_LEVEL = env_str("GATEHOUSE_LOG_LEVEL") or "INFO"
-if GATEHOUSE_LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR"):
-    raise ImproperlyConfigured(
-        f"GATEHOUSE_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, not {GATEHOUSE_LOG_LEVEL!r}"
-    )
+GATEHOUSE_LOG_LEVEL = one_of(
+    "GATEHOUSE_LOG_LEVEL",
+    env_str("GATEHOUSE_LOG_LEVEL") or "INFO",
+    ("DEBUG", "INFO", "WARNING", "ERROR"),
+)
 LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -25,13 +25,14 @@ import functools
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from editor.channel import announce_append
 from editor.engine.errors import AppendRefused, RunLost
 from editor.engine.events import check_append
 from editor.engine.ports import Envelope, RunRecord
@@ -39,9 +40,8 @@ from editor.engine.states import PARKED, TERMINAL, RunState
 from editor.engine.summary import call_counts
 from editor.engine.transitions import allowed_sources, check_append_states
 from editor.models import FrozenGraph, Run, RunEvent
-from editor.streams.channel import announce_append
 
-__all__ = ["DRIVABLE", "OrmRunStore", "envelope_of"]
+__all__ = ["DRIVABLE", "OrmRunStore", "StrandedRun", "envelope_of"]
 
 #: The states in which a run wants a driver.
 DRIVABLE = (RunState.QUEUED.value, RunState.RUNNING.value)
@@ -49,6 +49,19 @@ _STATES = frozenset(state.value for state in RunState)
 _TERMINAL = tuple(state.value for state in TERMINAL)
 _TERMINAL_SET = frozenset(_TERMINAL)
 _PARKED = frozenset(state.value for state in PARKED)
+#: Ids per query when the sweep holds a whole backlog (SQLite takes at most 32,766).
+_CHUNK = 1000
+
+
+class StrandedRun(NamedTuple):
+    """A run the sweep found without a driver, as it read it."""
+
+    id: str
+    owner: str
+    expires_at: datetime | None
+    attempts: int
+    last_error: str
+    queue_task: str
 
 
 def envelope_of(row: RunEvent) -> Envelope:
@@ -112,7 +125,10 @@ class OrmRunStore:
     # --- reading ----------------------------------------------------------------------
 
     def load_run(self, run_id: str) -> RunRecord:
-        run = self._run(run_id)
+        return self.record_of(self._run(run_id))
+
+    def record_of(self, run: Run) -> RunRecord:
+        """The run as its caller read it, with its log as it is now (read from the database)."""
         events = tuple(envelope_of(row) for row in RunEvent.objects.filter(run=run).order_by("seq"))
         return RunRecord(
             run_id=str(run.id),
@@ -256,6 +272,42 @@ class OrmRunStore:
         elif error:
             changes["drive_error"] = error[:200]
         self._runs(run_id).filter(lease_owner=self.owner).update(**changes)
+
+    # --- the sweep: runs whose driver is gone ------------------------------------------
+
+    def stranded_runs(self, now: datetime) -> list[StrandedRun]:
+        """The runs that want a driver and have none at ``now``: their lease ran out (the
+        worker died), or nobody claimed them within a lease period of their last change."""
+        rows = Run.objects.filter(self._stranded(now), state__in=DRIVABLE).values_list(
+            "id", "lease_owner", "lease_expires_at", "drive_attempts", "drive_error", "queue_task"
+        )
+        return [StrandedRun(str(row[0]), *row[1:]) for row in rows]
+
+    def hold_unclaimed(self, run_ids: Sequence[str], now: datetime) -> None:
+        """Give these never-claimed runs (their task still waits in the queue) a fresh,
+        ownerless lease, so the sweep asks about them again a lease period later."""
+        for start in range(0, len(run_ids), _CHUNK):
+            Run.objects.filter(
+                self._stranded(now),
+                id__in=run_ids[start : start + _CHUNK],
+                lease_owner="",
+                state__in=DRIVABLE,
+            ).update(lease_expires_at=now + self.lease)
+
+    def reclaim(self, run_id: str, expires_at: datetime | None, until: datetime) -> bool:
+        """Take a stranded run for the sweep: an ownerless lease until ``until``, given only
+        while its lease is still the one the sweep read (``expires_at``), so of several
+        workers sweeping at once exactly one takes it."""
+        return bool(
+            self._runs(run_id)
+            .filter(state__in=DRIVABLE, lease_expires_at=expires_at)
+            .update(lease_owner="", lease_expires_at=until)
+        )
+
+    def _stranded(self, now: datetime) -> Q:
+        return Q(lease_expires_at__lt=now) | Q(
+            lease_expires_at__isnull=True, updated_at__lt=now - self.lease
+        )
 
     def revoke(self) -> None:
         """Refuse every later append of this store's drive (``RunLost``): the worker's

@@ -20,18 +20,18 @@ import socket
 import threading
 import uuid
 from collections.abc import Collection, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Q
 from django.tasks import TaskResultStatus, task
 from django.tasks.exceptions import TaskResultDoesNotExist
 from django.utils import timezone
 from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.models import DBTaskResult
 
+from editor.drives import enqueue_run, queue_drive
 from editor.engine import PARKED, Engine
 from editor.engine.ports import Envelope
 from editor.models import Run
@@ -235,19 +235,6 @@ class AnnouncingRunStore(OrmRunStore):
                 )
 
 
-def enqueue_run(run_id: str) -> None:
-    """Hand the run to a worker once the current transaction (which recorded it) commits."""
-    transaction.on_commit(lambda: queue_drive(str(run_id)))
-
-
-def queue_drive(run_id: str, run_after: datetime | None = None) -> None:
-    """Queue one ``drive_run`` task for the run (not before ``run_after``), and note its id on
-    the run, where the sweep looks for it."""
-    task = drive_run if run_after is None else drive_run.using(run_after=run_after)
-    result = task.enqueue(str(run_id))
-    Run.objects.filter(id=run_id).update(queue_task=str(result.id)[:64])
-
-
 def _waiting_in_queue(task_ids: Collection[str]) -> set[str]:
     """Which of these ``drive_run`` tasks still wait in the queue, not yet taken by a worker.
 
@@ -293,43 +280,31 @@ def sweep_expired_leases() -> int:
     ``GATEHOUSE_RUN_MAX_ATTEMPTS`` times is failed instead, naming the cause; the others are
     driven again after a backoff (:func:`retry_delay`).
     """
-    lease = timedelta(seconds=settings.GATEHOUSE_RUN_LEASE_SECONDS)
+    store = OrmRunStore(lease_seconds=settings.GATEHOUSE_RUN_LEASE_SECONDS)
     now = timezone.now()
-    stranded = Q(lease_expires_at__lt=now) | Q(
-        lease_expires_at__isnull=True, updated_at__lt=now - lease
-    )
-    candidates = list(
-        Run.objects.filter(stranded, state__in=DRIVABLE).values_list(
-            "id", "lease_owner", "lease_expires_at", "drive_attempts", "drive_error", "queue_task"
-        )
-    )
+    candidates = store.stranded_runs(now)
     # A run no driver ever took since its task was queued, whose task still waits.
-    waiting = _waiting_in_queue([row[5] for row in candidates if not row[1]])
-    kept = [row[0] for row in candidates if not row[1] and row[5] in waiting]
-    for start in range(0, len(kept), _CHUNK):
-        Run.objects.filter(
-            stranded, id__in=kept[start : start + _CHUNK], lease_owner="", state__in=DRIVABLE
-        ).update(lease_expires_at=now + lease)
+    waiting = _waiting_in_queue([run.queue_task for run in candidates if not run.owner])
+    store.hold_unclaimed(
+        [run.id for run in candidates if not run.owner and run.queue_task in waiting], now
+    )
     queued = 0
-    for run_id, owner, expires_at, attempts, last_error, task_id in candidates:
-        if not owner and task_id in waiting:
+    for run in candidates:
+        if not run.owner and run.queue_task in waiting:
             continue
-        delay = retry_delay(attempts)
-        taken = Run.objects.filter(
-            id=run_id, state__in=DRIVABLE, lease_expires_at=expires_at
-        ).update(lease_owner="", lease_expires_at=now + delay + lease)
-        if not taken:
+        delay = retry_delay(run.attempts)
+        if not store.reclaim(run.id, run.expires_at, now + delay + store.lease):
             continue
-        if attempts >= settings.GATEHOUSE_RUN_MAX_ATTEMPTS:
-            message = run_failures.cut_off_message(attempts, last_error)
-            run_failures.fail_run(str(run_id), message, run_failures.CUT_OFF, OrmRunStore())
+        if run.attempts >= settings.GATEHOUSE_RUN_MAX_ATTEMPTS:
+            message = run_failures.cut_off_message(run.attempts, run.last_error)
+            run_failures.fail_run(run.id, message, run_failures.CUT_OFF, OrmRunStore())
             continue
-        queue_drive(str(run_id), now + delay if delay else None)
+        queue_drive(run.id, now + delay if delay else None)
         queued += 1
         logger.info(
             "run %s: lease ran out after %s drive(s), queued again in %s s",
-            run_id,
-            attempts,
+            run.id,
+            run.attempts,
             delay.total_seconds(),
         )
     return queued

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Status
 
 from editor.api.auth import AuthenticatedRequest
+from editor.api.paging import PageQuery
 from editor.api.schemas import (
     DeletedOut,
     DiffOut,
@@ -201,14 +202,9 @@ def freeze(
     response={200: VersionListOut, 400: ErrorOut, 404: ErrorOut},
     summary="List versions",
 )
-def list_versions(
-    request: HttpRequest,
-    slug: str,
-    cursor: str | None = None,
-    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
-) -> dict[str, Any]:
+def list_versions(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> dict[str, Any]:
     """A document's versions, newest first."""
-    page = documents.list_versions(slug, cursor=cursor, limit=limit)
+    page = documents.list_versions(slug, cursor=paging.cursor, limit=paging.limit)
     return {"versions": page.items, "next": page.next}
 
 
@@ -233,14 +229,9 @@ def diff(
     response={200: RevisionListOut, 400: ErrorOut, 404: ErrorOut},
     summary="List the draft's revisions",
 )
-def list_revisions(
-    request: HttpRequest,
-    slug: str,
-    cursor: str | None = None,
-    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
-) -> dict[str, Any]:
+def list_revisions(request: HttpRequest, slug: str, paging: Query[PageQuery]) -> dict[str, Any]:
     """The draft's saved history, newest first."""
-    page = documents.list_revisions(slug, cursor=cursor, limit=limit)
+    page = documents.list_revisions(slug, cursor=paging.cursor, limit=paging.limit)
     return {"revisions": page.items, "next": page.next}
 
 

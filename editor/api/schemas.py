@@ -8,11 +8,19 @@ nothing in it is dropped or rewritten.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, get_type_hints
 
 from ninja import Field, Schema
-from pydantic import SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import (
+    SerializerFunctionWrapHandler,
+    create_model,
+    field_validator,
+    model_serializer,
+)
+
+from editor.services import history
 
 __all__ = [
     "AbandonIn",
@@ -247,15 +255,20 @@ class DraftOut(_OmitNone):
         return list(value) or None if value is not None else None
 
 
-class RevisionOut(Schema):
-    revision: int
-    summary: str
-    kind: str
-    by: str | None
-    at: datetime
-    valid: bool
-    error_count: int
-    size: int
+def _schema_of(record: type, name: str) -> type[Schema]:
+    """A response schema with exactly the fields of a service's record: one shape."""
+    hints = get_type_hints(record)
+    fields: dict[str, Any] = {
+        item.name: (hints[item.name], ...) for item in dataclasses.fields(record)
+    }
+    return create_model(name, __base__=Schema, __module__=__name__, **fields)
+
+
+if TYPE_CHECKING:  # a model made at run time: the type checker sees the base
+    RevisionOut = Schema
+else:
+    #: One revision of a draft's history (``history.RevisionInfo``).
+    RevisionOut = _schema_of(history.RevisionInfo, "RevisionOut")
 
 
 class RevisionListOut(Schema):

@@ -15,7 +15,7 @@ from typing import Any
 from editor.engine.ports import Envelope
 from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, scope_key
 
-__all__ = ["CallHistory", "History", "NodeHistory", "Scope"]
+__all__ = ["CallHistory", "History", "NodeHistory", "Scope", "event_time"]
 
 Scope = tuple[tuple[str, int], ...]
 
@@ -57,7 +57,11 @@ def _item_key(parking_kind: str, payload: dict[str, Any]) -> tuple[str, str, Sco
     return (parking_kind, str(payload.get("node")), scope_key(payload.get("scope")))
 
 
-def _parse_time(text: str) -> datetime | None:
+def event_time(text: str | None) -> datetime | None:
+    """An event's ``recorded_at`` (RFC 3339, ``Z``) as a datetime; ``None`` when there is
+    none or it cannot be read."""
+    if not text:
+        return None
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -82,7 +86,7 @@ class History:
         replayed = -1
         for envelope in events:
             self._feed(envelope)
-            at = _parse_time(envelope.recorded_at)
+            at = event_time(envelope.recorded_at)
             kind, payload = envelope.kind, envelope.payload
             if kind == "GraphRunStarted":
                 origin = payload.get("forked_from")

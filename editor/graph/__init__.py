@@ -8,7 +8,7 @@ extensions. Everything public is re-exported here.
 from editor.graph.agents import AgentDefinition, agent_def_hash, parse_agent_definition
 from editor.graph.closed_schemas import CompiledSchema, SchemaUnusable, compile_schema
 from editor.graph.diff import diff_graphs
-from editor.graph.document import DEFAULT_MAX_BYTES, validate_document
+from editor.graph.document import DEFAULT_MAX_BYTES, check_document, validate_document
 from editor.graph.errors import (
     ExpressionError,
     GraphError,
@@ -69,6 +69,7 @@ __all__ = [
     "agent_def_hash",
     "canonical_graph",
     "canonical_json",
+    "check_document",
     "compile_schema",
     "diff_graphs",
     "graph_hash",

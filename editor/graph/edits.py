@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from editor.graph.errors import GraphError, MalformedDocument
+from editor.graph.jsonio import pretty_json
 from editor.graph.parsing import parse_graph
 from editor.graph.wire import wire_value
 
@@ -77,7 +77,7 @@ def format_draft(value: Value) -> str:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
     except (TypeError, orjson.JSONEncodeError):
         # What orjson will not write (an integer beyond 64 bits): the standard library will.
-        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+        return pretty_json(value) + "\n"
 
 
 def _node_ids(value: Value) -> list[str]:

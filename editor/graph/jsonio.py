@@ -37,6 +37,7 @@ __all__ = [
     "format_float",
     "hash_value",
     "number_from_text",
+    "pretty_json",
     "read_json",
     "reference_number",
     "write_json",
@@ -355,3 +356,9 @@ def hash_bytes(data: bytes) -> str:
 def hash_value(value: Any) -> str:
     """``sha256:`` + the lowercase hex SHA-256 of the value's canonical form."""
     return hash_bytes(canonical_json(value))
+
+
+def pretty_json(value: Any) -> str:
+    """``value`` as JSON for people: indented by two spaces, non-ASCII text as it is (the
+    pages, the command line, the schema file)."""
+    return json.dumps(value, indent=2, ensure_ascii=False)

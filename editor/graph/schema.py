@@ -8,9 +8,9 @@ a different format from the one the parser accepts. The golden copy lives at
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from editor.graph.jsonio import pretty_json
 from editor.graph.model import (
     BODY_KINDS,
     CONDITION_KINDS,
@@ -146,4 +146,4 @@ def graph_json_schema() -> dict[str, Any]:
 
 def graph_json_schema_text() -> str:
     """The schema as the golden file holds it: indented, with a final newline."""
-    return json.dumps(graph_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    return pretty_json(graph_json_schema()) + "\n"

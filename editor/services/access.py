@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["APPROVE", "AUTHOR", "OPERATE", "can_approve", "can_author", "can_operate"]
+__all__ = [
+    "APPROVE",
+    "AUTHOR",
+    "OPERATE",
+    "can_approve",
+    "can_author",
+    "can_operate",
+    "can_resolve",
+    "can_resolve_any",
+]
 
 AUTHOR = "editor.author"
 OPERATE = "editor.operate"
@@ -28,3 +37,15 @@ def can_operate(user: Any) -> bool:
 def can_approve(user: Any) -> bool:
     """Resolve gates."""
     return bool(user.is_authenticated and user.has_perm(APPROVE))
+
+
+def can_resolve(user: Any, kind: str) -> bool:
+    """Resolve a pending item of ``kind``: a gate needs an approver, a budget or a
+    reconciliation an operator."""
+    return can_approve(user) if kind == "gate" else can_operate(user)
+
+
+def can_resolve_any(user: Any) -> bool:
+    """Resolve some kind of item: only such a person is told that an item no longer waits,
+    or who resolved it first."""
+    return can_approve(user) or can_operate(user)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -42,6 +43,7 @@ from editor.services.approval_rules import (
     decision_labels,
     ordered_keys,
 )
+from editor.services.display import pretty_json
 from editor.services.numbers import InvalidNumber, strict_int
 from editor.services.storable import NUL, nul_path
 
@@ -205,17 +207,13 @@ def _kind_of(schema: Any) -> str:
     return "json"
 
 
-def _json_text(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
 def _display(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _text_of(kind: str, value: Any) -> str:
     if kind == "json":
-        return _json_text(value)
+        return pretty_json(value)
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             return _display(value)
@@ -292,7 +290,9 @@ def approval_form(schema: Any, value: Any) -> ApprovalForm:
     if layout is None:
         spec = schema if isinstance(schema, dict) else {}
         if "default" in spec:
-            return ApprovalForm(None, json_text=_json_text(spec["default"]), json_source="proposed")
+            return ApprovalForm(
+                None, json_text=pretty_json(spec["default"]), json_source="proposed"
+            )
         return ApprovalForm(None)
     arrived = value if isinstance(value, dict) else {}
     fields = tuple(
@@ -331,10 +331,10 @@ def _json_value(text: str, key: str, problem: FormProblem) -> Any:
     return value
 
 
-def read_approval(schema: Any, post: Any) -> tuple[Any, FormProblem]:
+def read_approval(schema: Any, post: Mapping[str, str]) -> tuple[Any, FormProblem]:
     """The resume input a posted card form means, and what could not be read from it.
 
-    ``post`` is a mapping of the posted names to text (a ``QueryDict`` or a dict)."""
+    ``post`` maps the posted names to their text."""
     problem = FormProblem()
     layout = _layout(schema)
     if layout is None:
@@ -431,7 +431,7 @@ def field_errors(
     return by_field, general
 
 
-def with_post(form: ApprovalForm, schema: Any, post: Any) -> ApprovalForm:
+def with_post(form: ApprovalForm, schema: Any, post: Mapping[str, str]) -> ApprovalForm:
     """The form again with what was posted in it (after an error): nothing typed is lost."""
     comment = str(post.get(COMMENT, ""))
     if form.fields is None:

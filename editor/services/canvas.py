@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from editor.graph import Graph
 from editor.graph.dot import DrawnItem, Pins, RunMarks, dot_source, drawing, structure_key
@@ -97,26 +97,19 @@ def render(source: CanvasSource) -> DrawnCanvas:
     return DrawnCanvas(canvas.svg, canvas.problem, source.nodes, source.edges, key)
 
 
-def draw(
-    graph: Graph,
-    *,
-    errors: Iterable[dict[str, Any]] = (),
-    node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
-    highlight: dict[tuple[tuple[str, ...], str], str] | None = None,
-    states: dict[str, str] | None = None,
-    marks: RunMarks | None = None,
-) -> DrawnCanvas:
+class CanvasOptions(TypedDict, total=False):
+    """What :func:`canvas_source` marks on a drawing, for :func:`draw`."""
+
+    errors: Iterable[dict[str, Any]]
+    node_url: Callable[[tuple[str, ...], str], str | None] | None
+    highlight: dict[tuple[tuple[str, ...], str], str] | None
+    states: dict[str, str] | None
+    marks: RunMarks | None
+
+
+def draw(graph: Graph, **options: Unpack[CanvasOptions]) -> DrawnCanvas:
     """Draw ``graph`` with ``errors`` marked; nodes link where ``node_url`` says."""
-    return render(
-        canvas_source(
-            graph,
-            errors=errors,
-            node_url=node_url,
-            highlight=highlight,
-            states=states,
-            marks=marks,
-        )
-    )
+    return render(canvas_source(graph, **options))
 
 
 # --- The editor's canvas: a layout kept while the structure stays ------------------------------
@@ -172,17 +165,7 @@ def render_editor(
     """Draw an :func:`editor_source`; a source not pinned is laid out by ``dot`` first, and
     that layout is returned to be kept (``None`` when nothing new was laid out)."""
     if source.pinned:
-        canvas = render_svg(
-            source.source,
-            nodes=source.nodes,
-            edges=source.edges,
-            pinned=True,
-            items=(source.header, source.items),
-        )
-        drawn = DrawnCanvas(
-            canvas.svg, canvas.problem, source.nodes, source.edges, source.key, source.structure
-        )
-        return drawn, None
+        return _render_pinned(source.source, source.header, source.items, source, source.key), None
     laid = lay_out(source.source, nodes=source.nodes, edges=source.edges)
     if isinstance(laid, str):
         return DrawnCanvas(None, laid, source.nodes, source.edges, source.key), None
@@ -194,22 +177,20 @@ def render_editor(
         },
     }
     pinned = drawing(graph, errors=errors, node_url=node_url, pins=_pins(layout))
-    canvas = render_svg(
-        pinned.source,
-        nodes=source.nodes,
-        edges=source.edges,
-        pinned=True,
-        items=(pinned.header, pinned.items),
-    )
-    drawn = DrawnCanvas(
-        canvas.svg,
-        canvas.problem,
-        source.nodes,
-        source.edges,
-        _key(pinned.source),
-        source.structure,
-    )
+    drawn = _render_pinned(pinned.source, pinned.header, pinned.items, source, _key(pinned.source))
     return drawn, layout
+
+
+def _render_pinned(
+    text: str, header: str, items: tuple[Any, ...], source: CanvasSource, key: str
+) -> DrawnCanvas:
+    """Draw DOT ``text`` whose every position is given (``neato -n2``), piece by piece."""
+    canvas = render_svg(
+        text, nodes=source.nodes, edges=source.edges, pinned=True, items=(header, items)
+    )
+    return DrawnCanvas(
+        canvas.svg, canvas.problem, source.nodes, source.edges, key, source.structure
+    )
 
 
 def draw_compared(

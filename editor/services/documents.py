@@ -33,7 +33,7 @@ from editor.services.document_rows import (
 )
 from editor.services.drafts import (
     KEEP,
-    DraftView,
+    SavedDraft,
     held_error,
     keep_layout,
     list_revisions,
@@ -61,7 +61,7 @@ from editor.services.graphs import (
     save_graph,
     validate_graph_document,
 )
-from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_by_number, page_of
 from editor.services.storable import NUL
 
 __all__ = [
@@ -69,11 +69,11 @@ __all__ = [
     "KEEP",
     "MAX_TITLE_LENGTH",
     "DocumentInfo",
-    "DraftState",
-    "DraftView",
+    "DraftRecord",
+    "DraftSummary",
     "Frozen",
     "LatestVersion",
-    "OpenDraft",
+    "SavedDraft",
     "VersionInfo",
     "VersionOf",
     "create_document",
@@ -87,8 +87,8 @@ __all__ = [
     "list_documents",
     "list_revisions",
     "list_versions",
-    "open_draft",
     "read_draft",
+    "read_draft_record",
     "redo",
     "restore_revision",
     "save_draft",
@@ -102,7 +102,9 @@ DRAFT = "draft"
 
 
 @dataclass(frozen=True, slots=True)
-class DraftState:
+class DraftSummary:
+    """A listed document's draft: its revision and the verdict stored beside it."""
+
     revision: int
     valid: bool
     error_count: int
@@ -129,7 +131,7 @@ class DocumentInfo:
 
     slug: str
     title: str
-    draft: DraftState
+    draft: DraftSummary
     latest: LatestVersion | None
     updated_at: datetime
     #: Filled in by :func:`get_document` only.
@@ -138,8 +140,9 @@ class DocumentInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class OpenDraft:
-    """A draft as the editor reads it: not validated, with its document's title and latest graph."""
+class DraftRecord:
+    """The stored draft as the editor reads it: not parsed, not validated, with its document's
+    title and latest graph, and where it stands in its history."""
 
     slug: str
     title: str
@@ -168,9 +171,9 @@ class Frozen:
     new_version: bool
 
 
-def _draft_state(draft: Draft) -> DraftState:
+def _draft_state(draft: Draft) -> DraftSummary:
     """The verdict stored with the draft when it was saved (no validation here)."""
-    return DraftState(revision=draft.revision, valid=draft.valid, error_count=draft.error_count)
+    return DraftSummary(revision=draft.revision, valid=draft.valid, error_count=draft.error_count)
 
 
 def _latest(document: Document) -> LatestVersion | None:
@@ -310,20 +313,15 @@ def list_versions(
 ) -> Page[VersionInfo]:
     """A document's versions, newest first."""
     versions = document_row(slug).versions.select_related("frozen_by").order_by("-number")
-    if cursor is not None:
-        (before,) = decode_cursor(cursor, (int,))
-        versions = versions.filter(number__lt=before)
-    rows = list(versions[: limit + 1])
-    page = page_of(rows, limit, lambda row: [row.number])
-    return Page([_version_info(row) for row in page.items], page.next)
+    return page_by_number(versions, cursor, limit, _version_info)
 
 
-def open_draft(slug: str) -> OpenDraft:
+def read_draft_record(slug: str) -> DraftRecord:
     """A draft to edit: two queries and no validation (the editor validates once, itself)."""
     document = document_row(slug)
     latest = _latest(document)
     can_undo, can_redo = history.position(document, document.draft.revision)
-    return OpenDraft(
+    return DraftRecord(
         slug=document.slug,
         title=document.title,
         text=document.draft.text,

@@ -24,12 +24,12 @@ from editor.services import history
 from editor.services.document_rows import author_of, check_text, document_row, require_author
 from editor.services.errors import PreconditionRequired, StaleDraft
 from editor.services.graphs import validate_graph_document, validate_parsed
-from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.services.paging import DEFAULT_LIMIT, Page, page_by_number
 from editor.services.storable import check_storable
 
 __all__ = [
     "KEEP",
-    "DraftView",
+    "SavedDraft",
     "Verdict",
     "held_error",
     "keep_layout",
@@ -46,7 +46,7 @@ Plan = Callable[[Document, Draft, datetime], history.Planned]
 
 
 @dataclass(frozen=True, slots=True)
-class DraftView:
+class SavedDraft:
     """A draft as read or just written: its text, revision and verdict."""
 
     text: str
@@ -77,10 +77,10 @@ class Verdict:
     size: int
 
 
-def read_draft(slug: str) -> DraftView:
+def read_draft(slug: str) -> SavedDraft:
     """A document's draft: its text, revision and validation verdict."""
     draft = document_row(slug).draft
-    return DraftView(
+    return SavedDraft(
         draft.text, draft.revision, validate_graph_document(draft.text), tuple(draft.held)
     )
 
@@ -100,7 +100,7 @@ def save_draft(
     coalesce: str = "",
     graph: Graph | None = None,
     previous: tuple[str, Graph] | None = None,
-) -> DraftView:
+) -> SavedDraft:
     """Replace the draft's text if it is still at ``expected_revision``; the save is kept in
     the history as a revision (``summary`` says what changed; without one it is worked out).
     ``graph`` is ``text`` parsed, ``previous`` a text and its graph the caller read before:
@@ -156,29 +156,24 @@ def _has_node(graph: Graph, level: list[str], node_id: str) -> bool:
     return current is not None and any(node.id == node_id for node in current.nodes)
 
 
-def undo(user: Any, slug: str, *, expected_revision: int | None) -> DraftView:
+def undo(user: Any, slug: str, *, expected_revision: int | None) -> SavedDraft:
     """Back to the state before the last change (a new revision; raises ``NothingToUndo``)."""
-    return _write(
-        user,
-        slug,
-        expected_revision,
-        lambda doc, draft, now: history.undo_plan(doc, draft.revision),
-    )
+    return _write(user, slug, expected_revision, _at_revision(history.undo_plan))
 
 
-def redo(user: Any, slug: str, *, expected_revision: int | None) -> DraftView:
+def redo(user: Any, slug: str, *, expected_revision: int | None) -> SavedDraft:
     """The change last undone, again (a new revision; raises ``NothingToRedo``)."""
-    return _write(
-        user,
-        slug,
-        expected_revision,
-        lambda doc, draft, now: history.redo_plan(doc, draft.revision),
-    )
+    return _write(user, slug, expected_revision, _at_revision(history.redo_plan))
+
+
+def _at_revision(plan: Callable[[Document, int], history.Planned]) -> Plan:
+    """A step of the history planned from the draft's current revision."""
+    return lambda document, draft, now: plan(document, draft.revision)
 
 
 def restore_revision(
     user: Any, slug: str, number: int, *, expected_revision: int | None
-) -> DraftView:
+) -> SavedDraft:
     """The draft as it was at revision ``number``, saved as a new revision."""
     return _write(
         user,
@@ -195,12 +190,7 @@ def list_revisions(
 ) -> Page[history.RevisionInfo]:
     """The draft's saved history, newest first."""
     rows = document_row(slug).revisions.select_related("created_by").order_by("-number")
-    if cursor is not None:
-        (before,) = decode_cursor(cursor, (int,))
-        rows = rows.filter(number__lt=before)
-    found = list(rows[: limit + 1])
-    page = page_of(found, limit, lambda row: [row.number])
-    return Page([history.info(row) for row in page.items], page.next)
+    return page_by_number(rows, cursor, limit, history.info)
 
 
 def _write(
@@ -208,7 +198,7 @@ def _write(
     slug: str,
     expected_revision: int | None,
     plan: Plan,
-) -> DraftView:
+) -> SavedDraft:
     """The one way a draft changes: at ``expected_revision`` or not at all, kept in history."""
     require_author(user)
     if expected_revision is None:
@@ -248,7 +238,7 @@ def _write(
             user=user,
             now=now,
         )
-    return DraftView(planned.text, number, verdict.body, tuple(planned.held))
+    return SavedDraft(planned.text, number, verdict.body, tuple(planned.held))
 
 
 def held_error(entry: dict[str, Any]) -> dict[str, Any]:

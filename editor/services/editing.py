@@ -3,14 +3,14 @@
 Every change the editor page makes goes through :func:`apply_edit` (form edits on the
 wire value) or :func:`save_text` (the **JSON** tab). Both write with the revision the
 page holds, so a tab that fell behind gets a :class:`Stale` answer instead of
-overwriting someone else's work, and both answer with an :class:`Editor` — the text,
+overwriting someone else's work, and both answer with an :class:`CheckedDraft` — the text,
 the revision, the verdict, the canvas and the errors sorted by node and field — which
 is all the page's fragments need. A refused edit writes nothing.
 
 One request reads the draft once (:func:`open_draft`, parsed but not validated), hands
 that state down to the edit, and validates only the draft it answers with. The canvas
-is laid out only when something reads :attr:`Editor.canvas`, so an answer that finds
-the page already showing this drawing (:attr:`Editor.canvas_key`) never runs ``dot``.
+is laid out only when something reads :attr:`CheckedDraft.canvas`, so an answer that finds
+the page already showing this drawing (:attr:`CheckedDraft.canvas_key`) never runs ``dot``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 from urllib.parse import quote
-
-from django.urls import reverse
 
 from editor.engine import resolve_names
 from editor.graph import Graph, MalformedDocument, parse_document, wire_value
@@ -43,14 +41,15 @@ from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
 
 __all__ = [
-    "Draft",
-    "Editor",
+    "CheckedDraft",
+    "ParsedDraft",
     "Refused",
     "Stale",
     "apply_edit",
+    "check_draft",
     "discard_changes",
-    "editor_of",
-    "load_editor",
+    "error_node",
+    "load_checked_draft",
     "open_draft",
     "save_text",
     "step_history",
@@ -61,22 +60,15 @@ Edit = Callable[[Value], Value]
 
 
 @dataclass(frozen=True)
-class Draft:
-    """The draft as one request read it: parsed (when it parses), not validated."""
+class ParsedDraft(documents.DraftRecord):
+    """The draft as one request read it (a :class:`~editor.services.documents.DraftRecord`):
+    parsed (when it parses), not validated."""
 
-    slug: str
-    title: str
-    text: str
-    revision: int
-    graph: Graph | None
-    can_edit: bool
-    latest_graph: str | None
-    #: Fields the editor could not take, kept with what was typed (``Draft.held``).
-    held: tuple[dict[str, Any], ...] = ()
-    can_undo: bool = False
-    can_redo: bool = False
-    archived: bool = False
-    layout: dict[str, Any] | None = None
+    graph: Graph | None = None
+    can_edit: bool = False
+    #: The editor page's address, given by the edge: the canvas links each node to its form
+    #: there (``""``: a canvas without links).
+    page_url: str = ""
 
     @cached_property
     def value(self) -> Value | None:
@@ -135,63 +127,24 @@ def _parsed(text: str) -> Graph | None:
     return graph
 
 
-def open_draft(user: Any, slug: str) -> Draft:
-    """The draft as it is now, read once (raises ``UnknownDocument``)."""
-    opened = documents.open_draft(slug)
-    return Draft(
-        slug=opened.slug,
-        title=opened.title,
-        text=opened.text,
-        revision=opened.revision,
-        graph=_parsed(opened.text),
+def open_draft(user: Any, slug: str, page_url: str = "") -> ParsedDraft:
+    """The draft as it is now, read once (raises ``UnknownDocument``); ``page_url``: the
+    editor page's address, where the canvas links its nodes."""
+    record = documents.read_draft_record(slug)
+    return ParsedDraft(
+        **{item.name: getattr(record, item.name) for item in fields(record)},
+        graph=_parsed(record.text),
         can_edit=can_author(user),
-        latest_graph=opened.latest_graph,
-        held=opened.held,
-        can_undo=opened.can_undo,
-        can_redo=opened.can_redo,
-        archived=opened.archived,
-        layout=opened.layout,
+        page_url=page_url,
     )
 
 
 @dataclass(frozen=True)
-class Editor:
-    """The draft as the editor shows it: a :class:`Draft` with its verdict, and its canvas."""
+class CheckedDraft(ParsedDraft):
+    """The draft as the editor shows it: a :class:`ParsedDraft` with its verdict (the one
+    validation of its request), and its canvas, drawn when first asked for."""
 
-    draft: Draft
-    validation: dict[str, Any]
-
-    @property
-    def slug(self) -> str:
-        return self.draft.slug
-
-    @property
-    def title(self) -> str:
-        return self.draft.title
-
-    @property
-    def text(self) -> str:
-        return self.draft.text
-
-    @property
-    def revision(self) -> int:
-        return self.draft.revision
-
-    @property
-    def graph(self) -> Graph | None:
-        return self.draft.graph
-
-    @property
-    def value(self) -> Value | None:
-        return self.draft.value
-
-    @property
-    def can_edit(self) -> bool:
-        return self.draft.can_edit
-
-    @property
-    def latest_graph(self) -> str | None:
-        return self.draft.latest_graph
+    validation: dict[str, Any] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[dict[str, Any]]:
@@ -199,28 +152,24 @@ class Editor:
         return list(self.validation.get("errors", ()))
 
     @property
-    def held(self) -> tuple[dict[str, Any], ...]:
-        return self.draft.held
-
-    @property
     def held_errors(self) -> list[dict[str, Any]]:
         """The fields the editor could not take, as errors: they block freezing too."""
-        return [documents.held_error(entry) for entry in self.draft.held]
+        return [documents.held_error(entry) for entry in self.held]
 
     @property
     def error_count(self) -> int:
         """Every error that blocks freezing: validation errors and held fields."""
-        return len(self.validation.get("errors", ())) + len(self.draft.held)
+        return len(self.validation.get("errors", ())) + len(self.held)
 
     @property
     def can_freeze(self) -> bool:
-        return bool(self.validation.get("valid")) and not self.draft.held
+        return bool(self.validation.get("valid")) and not self.held
 
     def held_for(self, node_id: str, level: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
         """The held fields of one node, by field key."""
         return {
             entry["field"]: entry
-            for entry in self.draft.held
+            for entry in self.held
             if entry["node"] == node_id and tuple(entry.get("level", ())) == level
         }
 
@@ -259,8 +208,8 @@ class Editor:
         return editor_source(
             self.graph,
             errors=self.validation.get("errors", ()),
-            node_url=_node_url(self.slug),
-            layout=self.draft.layout,
+            node_url=_node_url(self.page_url),
+            layout=self.layout,
         )
 
     @property
@@ -284,7 +233,7 @@ class Editor:
             source,
             self.graph,
             errors=self.validation.get("errors", ()),
-            node_url=_node_url(self.slug),
+            node_url=_node_url(self.page_url),
         )
         if layout is not None:
             documents.keep_layout(self.slug, layout)
@@ -303,12 +252,8 @@ class Editor:
         return self.node_ids_at(())
 
     def node_ids_at(self, level: tuple[str, ...]) -> list[str]:
-        current = self.draft.level_value(level)
+        current = self.level_value(level)
         return [node["payload"]["id"] for node in current["nodes"]] if current else []
-
-    def node(self, node_id: str | None, level: tuple[str, ...] = ()) -> Value | None:
-        """The last node with ``node_id`` in ``level`` (as validation looks nodes up)."""
-        return self.draft.node(node_id, level)
 
     @cached_property
     def not_runnable(self) -> list[dict[str, Any]]:
@@ -323,7 +268,7 @@ class Editor:
         return [
             error
             for error in self.errors
-            if tuple(error.get("subgraph", ())) == level and _error_node(error) == node_id
+            if tuple(error.get("subgraph", ())) == level and error_node(error) == node_id
         ]
 
 
@@ -333,19 +278,20 @@ class Refused:
 
     field: str
     message: str
-    editor: Editor
+    editor: CheckedDraft
 
 
 @dataclass(frozen=True)
 class Stale:
     """A change sent with an old revision: the newer draft, and the change it rejected."""
 
-    editor: Editor
+    editor: CheckedDraft
     rejected: str = ""
     rejected_fields: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _error_node(error: dict[str, Any]) -> str | None:
+def error_node(error: dict[str, Any]) -> str | None:
+    """The node an error is about: its ``node``, or the source of its ``edge``."""
     if "node" in error:
         return str(error["node"])
     edge = error.get("edge")
@@ -354,8 +300,9 @@ def _error_node(error: dict[str, Any]) -> str | None:
     return None
 
 
-def _node_url(slug: str) -> Callable[[tuple[str, ...], str], str | None]:
-    page = reverse("editor", args=[slug])
+def _node_url(page: str) -> Callable[[tuple[str, ...], str], str | None] | None:
+    if not page:
+        return None
 
     def url(level: tuple[str, ...], node_id: str) -> str:
         # A node inside a subgraph body has a form of its own, at its level.
@@ -365,19 +312,29 @@ def _node_url(slug: str) -> Callable[[tuple[str, ...], str], str | None]:
     return url
 
 
-def editor_of(draft: Draft) -> Editor:
+def _with_verdict(draft: ParsedDraft, validation: dict[str, Any]) -> CheckedDraft:
+    checked = CheckedDraft(
+        **{item.name: getattr(draft, item.name) for item in fields(ParsedDraft)},
+        validation=validation,
+    )
+    if "value" in draft.__dict__:  # the wire value this request has already written out
+        checked.__dict__["value"] = draft.__dict__["value"]
+    return checked
+
+
+def check_draft(draft: ParsedDraft) -> CheckedDraft:
     """``draft`` with its verdict (the one validation of this request)."""
-    return Editor(draft, validate_graph_document(draft.text))
+    return _with_verdict(draft, validate_graph_document(draft.text))
 
 
-def load_editor(user: Any, slug: str) -> Editor:
+def load_checked_draft(user: Any, slug: str, page_url: str = "") -> CheckedDraft:
     """The draft as it is now, validated (raises ``UnknownDocument``)."""
-    return editor_of(open_draft(user, slug))
+    return check_draft(open_draft(user, slug, page_url))
 
 
 def _save(
     user: Any,
-    current: Draft,
+    current: ParsedDraft,
     text: str,
     revision: int | None,
     rejected_fields: list[tuple[str, str]],
@@ -386,7 +343,7 @@ def _save(
     summary: str = "",
     held: list[dict[str, Any]] | None = documents.KEEP,
     coalesce: str = "",
-) -> Editor | Stale:
+) -> CheckedDraft | Stale:
     try:
         saved = documents.save_draft(
             user,
@@ -400,28 +357,23 @@ def _save(
             previous=(current.text, current.graph) if current.graph is not None else None,
         )
     except StaleDraft:
-        newer = load_editor(user, current.slug)
+        newer = load_checked_draft(user, current.slug, current.page_url)
         return Stale(newer, rejected=text, rejected_fields=rejected_fields)
-    draft = Draft(
-        slug=current.slug,
-        title=current.title,
+    draft = replace(
+        current,
         text=saved.text,
         revision=saved.revision,
         graph=graph if graph is not None else _parsed(saved.text),
-        can_edit=current.can_edit,
-        latest_graph=current.latest_graph,
         held=saved.held,
         can_undo=True,
         can_redo=False,
-        archived=current.archived,
-        layout=current.layout,
     )
-    return Editor(draft, saved.validation)
+    return _with_verdict(draft, saved.validation)
 
 
 def apply_edit(
     user: Any,
-    current: Draft,
+    current: ParsedDraft,
     revision: int | None,
     edit: Edit,
     *,
@@ -429,28 +381,28 @@ def apply_edit(
     summary: str = "",
     held: list[dict[str, Any]] | None = documents.KEEP,
     coalesce: str = "",
-) -> Editor | Refused | Stale:
+) -> CheckedDraft | Refused | Stale:
     """Apply ``edit`` to ``current`` (the draft as this request read it), save it at ``revision``
     with ``summary`` for the history; ``held`` replaces the fields held back, when given.
 
     A refused edit (``EditRefused``, or a result that would not parse) writes nothing.
     """
     if revision is not None and revision != current.revision:
-        return Stale(editor_of(current), rejected_fields=submitted or [])
+        return Stale(check_draft(current), rejected_fields=submitted or [])
     if current.value is None:
         message = "the draft does not parse: fix it in the JSON tab first"
-        return Refused("", message, editor_of(current))
+        return Refused("", message, check_draft(current))
     try:
         changed = edit(current.value)
     except EditRefused as refused:
-        return Refused(refused.field, str(refused), editor_of(current))
+        return Refused(refused.field, str(refused), check_draft(current))
     text = format_draft(changed)
     if text == current.text and (held is documents.KEEP or list(held) == list(current.held)):
-        return editor_of(current)
+        return check_draft(current)
     try:
         graph = parse_document(text)
     except MalformedDocument as error:
-        return Refused("", str(error), editor_of(current))
+        return Refused("", str(error), check_draft(current))
     _remember(text, graph)
     return _save(
         user,
@@ -465,7 +417,9 @@ def apply_edit(
     )
 
 
-def save_text(user: Any, current: Draft, revision: int | None, text: str) -> Editor | Stale:
+def save_text(
+    user: Any, current: ParsedDraft, revision: int | None, text: str
+) -> CheckedDraft | Stale:
     """The **JSON** tab: the whole draft as typed, saved even when it does not parse.
 
     Typing is kept as one revision while the text parses, and as another while it does not,
@@ -475,7 +429,9 @@ def save_text(user: Any, current: Draft, revision: int | None, text: str) -> Edi
     return _save(user, current, text, revision, [], graph=graph, coalesce=coalesce)
 
 
-def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor | Stale | None:
+def discard_changes(
+    user: Any, current: ParsedDraft, revision: int | None
+) -> CheckedDraft | Stale | None:
     """Reset the draft to the latest frozen version (``None`` when nothing is frozen)."""
     if current.latest_graph is None:
         return None
@@ -486,12 +442,12 @@ def discard_changes(user: Any, current: Draft, revision: int | None) -> Editor |
 
 
 def step_history(
-    user: Any, current: Draft, revision: int | None, how: str, number: int | None = None
-) -> Editor | Stale:
+    user: Any, current: ParsedDraft, revision: int | None, how: str, number: int | None = None
+) -> CheckedDraft | Stale:
     """**Undo**, **Redo**, or restore revision ``number`` (``how``: undo, redo, restore); raises
     ``NothingToUndo``/``NothingToRedo`` (``InvalidRequest``) when there is nothing to do."""
     if revision is not None and revision != current.revision:
-        return Stale(editor_of(current), rejected_fields=[(how, str(number or ""))])
+        return Stale(check_draft(current), rejected_fields=[(how, str(number or ""))])
     try:
         if how == "undo":
             documents.undo(user, current.slug, expected_revision=revision)
@@ -501,5 +457,8 @@ def step_history(
             assert number is not None
             documents.restore_revision(user, current.slug, number, expected_revision=revision)
     except StaleDraft:
-        return Stale(load_editor(user, current.slug), rejected_fields=[(how, str(number or ""))])
-    return load_editor(user, current.slug)
+        return Stale(
+            load_checked_draft(user, current.slug, current.page_url),
+            rejected_fields=[(how, str(number or ""))],
+        )
+    return load_checked_draft(user, current.slug, current.page_url)

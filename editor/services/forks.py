@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import transaction
 
+from editor.drives import enqueue_run
 from editor.engine import ForkPlan, fork_events, plan_fork, resolve_names
 from editor.engine import errors as engine
 from editor.engine.ports import RunRecord
@@ -37,7 +38,6 @@ from editor.services.graphs import load_graph
 from editor.services.installation import installation
 from editor.services.run_rows import RunInfo, info, run_row, store
 from editor.services.runs import start_run
-from editor.tasks import enqueue_run
 
 __all__ = ["ForkOutcome", "fork_run", "list_forks", "preview_fork", "run_again"]
 

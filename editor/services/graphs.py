@@ -17,8 +17,8 @@ from django.db import IntegrityError, transaction
 
 from editor.graph import (
     Graph,
-    MalformedDocument,
     canonical_graph,
+    check_document,
     graph_hash,
     graph_json_schema,
     parse_document,
@@ -69,14 +69,17 @@ def is_graph_hash(text: str) -> bool:
     return _HASH.fullmatch(text) is not None
 
 
+def _limits() -> dict[str, int]:
+    return {
+        "max_bytes": settings.GATEHOUSE_MAX_BODY_BYTES,
+        "max_nodes": settings.GATEHOUSE_MAX_NODES,
+        "max_edges": settings.GATEHOUSE_MAX_EDGES,
+    }
+
+
 def validate_graph_document(data: bytes | str) -> dict[str, Any]:
     """The body of ``POST /v1/graphs/validate``, with the configured limits; never stores."""
-    return validate_document(
-        data,
-        max_bytes=settings.GATEHOUSE_MAX_BODY_BYTES,
-        max_nodes=settings.GATEHOUSE_MAX_NODES,
-        max_edges=settings.GATEHOUSE_MAX_EDGES,
-    )
+    return validate_document(data, **_limits())
 
 
 def validate_parsed(text: str, graph: Graph) -> dict[str, Any]:
@@ -99,23 +102,9 @@ def check_graph(data: bytes | str) -> Graph:
 
     The error objects are exactly those of :func:`validate_graph_document`.
     """
-    size = len(data.encode("utf-8", "surrogatepass")) if isinstance(data, str) else len(data)
-    limit = settings.GATEHOUSE_MAX_BODY_BYTES
-    if size > limit:
-        error = {
-            "code": "payload_too_large",
-            "message": f"the document is {size} bytes; the limit is {limit}",
-        }
-        raise InvalidGraph([error], malformed=True)
-    try:
-        graph = parse_document(data)
-    except MalformedDocument as error:
-        raise InvalidGraph(
-            [{"code": "malformed_document", "message": str(error)}], malformed=True
-        ) from None
-    errors = validate(
-        graph, max_nodes=settings.GATEHOUSE_MAX_NODES, max_edges=settings.GATEHOUSE_MAX_EDGES
-    )
+    graph, errors = check_document(data, **_limits())
+    if graph is None:
+        raise InvalidGraph(errors, malformed=True)
     if errors:
         raise InvalidGraph(errors, malformed=False)
     return graph

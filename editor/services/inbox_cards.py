@@ -10,13 +10,15 @@ beside its fields (nothing recorded), or the note that someone else resolved it 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
 from editor.graph import JsonError, read_json
-from editor.services import approval_forms, inbox, inbox_log, runs
+from editor.services import approval_forms, inbox, inbox_log, resolutions
+from editor.services.access import can_resolve, can_resolve_any
 from editor.services.approval_forms import ApprovalForm
 from editor.services.approval_widgets import decision_html, field_html
 from editor.services.errors import InvalidRequest, InvalidResume, NotAllowed, NotSuspended
@@ -81,13 +83,12 @@ class Card:
         return decision_html(decision, self.card_id) if decision is not None else None
 
 
-def card(user: Any, item: InboxItem, *, may_resolve: bool | None = None) -> Card:
-    """The card of a pending item, as the inbox first shows it."""
+def card(item: InboxItem, *, may_resolve: bool) -> Card:
+    """The card of a pending item, as the inbox first shows it (``may_resolve``: with its
+    form, for someone who may resolve it)."""
     form = None
     if item.kind == "gate":
         form = approval_forms.approval_form(item.input_schema, item.value)
-    if may_resolve is None:
-        may_resolve = inbox.may_resolve(user, item.kind)
     return Card(
         card_id=item.card_id,
         item=item,
@@ -100,8 +101,8 @@ def card(user: Any, item: InboxItem, *, may_resolve: bool | None = None) -> Card
 
 def cards(user: Any, items: list[InboxItem]) -> list[Card]:
     # One permission check per kind of item, not per card.
-    allowed = {kind: inbox.may_resolve(user, kind) for kind in {item.kind for item in items}}
-    return [card(user, item, may_resolve=allowed[item.kind]) for item in items]
+    allowed = {kind: can_resolve(user, kind) for kind in {item.kind for item in items}}
+    return [card(item, may_resolve=allowed[item.kind]) for item in items]
 
 
 #: A scope names the map items and fold passes a gate waits inside: never this deep.
@@ -138,41 +139,43 @@ def _seq(text: str) -> int | None:
     return strict_int(text, "seq") if text else None
 
 
-def _gate_input(item: InboxItem, post: Any, base: Card) -> tuple[Any, Card | None]:
+def _gate_input(item: InboxItem, post: Mapping[str, str], base: Card) -> tuple[Any, Card | None]:
     value, problem = approval_forms.read_approval(item.input_schema, post)
     if not problem:
         return value, None
     form = approval_forms.with_post(base.form or ApprovalForm(None), item.input_schema, post)
     form = approval_forms.with_errors(form, problem.errors, problem.general)
-    return None, _replace(base, form=form)
+    return None, replace(base, form=form)
 
 
-def _budget_input(post: Any, base: Card) -> tuple[Any, Card | None]:
+def _budget_input(post: Mapping[str, str], base: Card) -> tuple[Any, Card | None]:
     text = str(post.get("limit", "")).strip()
     try:
         return {"limit": strict_int(text, "limit", minimum=1)}, None
     except InvalidNumber as error:
         message = f"Enter {error.expected}."
-        return None, _replace(base, limit_text=text, errors={"limit": [message]})
+        return None, replace(base, limit_text=text, errors={"limit": [message]})
 
 
-def _reconciliation_input(post: Any, base: Card) -> tuple[Any, Card | None]:
+def _reconciliation_input(post: Mapping[str, str], base: Card) -> tuple[Any, Card | None]:
     if post.get("action") == RETRY:
         return {"retry": True}, None
     text = str(post.get("output", ""))
     try:
         output = read_json(text)
     except JsonError as error:
-        return None, _replace(
+        return None, replace(
             base, output_text=text, errors={"output": [f"This is not valid JSON: {error}."]}
         )
     if nul_path(output) is not None:
         message = "This cannot contain the NUL character (U+0000)."
-        return None, _replace(base, output_text=text, errors={"output": [message]})
+        return None, replace(base, output_text=text, errors={"output": [message]})
     return {"output": output}, None
 
 
-def _comment(item: InboxItem, form: ApprovalForm | None, value: Any, post: Any) -> str:
+def _comment(
+    item: InboxItem, form: ApprovalForm | None, value: Any, post: Mapping[str, str]
+) -> str:
     """The resolution's comment: the built-in field's, or the schema's own ``comment``
     property (which replaces it on the card)."""
     if item.kind != "gate":
@@ -183,38 +186,36 @@ def _comment(item: InboxItem, form: ApprovalForm | None, value: Any, post: Any) 
     return str(post.get(approval_forms.COMMENT, "")).strip()
 
 
-def _replace(base: Card, **changes: Any) -> Card:
-    values = {name: getattr(base, name) for name in Card.__dataclass_fields__}
-    values.update(changes)
-    return Card(**values)
-
-
-def _with_violations(base: Card, item: InboxItem, post: Any, violations: list[dict]) -> Card:
+def _with_violations(
+    base: Card, item: InboxItem, post: Mapping[str, str], violations: list[dict]
+) -> Card:
     if item.kind == "gate":
         by_field, general = approval_forms.field_errors(item.input_schema, violations)
         form = approval_forms.with_post(base.form or ApprovalForm(None), item.input_schema, post)
-        return _replace(base, form=approval_forms.with_errors(form, by_field, general))
+        return replace(base, form=approval_forms.with_errors(form, by_field, general))
     messages = [str(violation.get("message", "")) for violation in violations]
     if item.kind == "budget":
-        return _replace(base, limit_text=str(post.get("limit", "")), errors={"limit": messages})
-    return _replace(base, output_text=str(post.get("output", "")), errors={"output": messages})
+        return replace(base, limit_text=str(post.get("limit", "")), errors={"limit": messages})
+    return replace(base, output_text=str(post.get("output", "")), errors={"output": messages})
 
 
-def resolve_card(user: Any, run_id: str, post: Any) -> Card:
-    """Resolve the item a submitted card names (``node``, ``scope``, ``seq`` in ``post``).
+def resolve_card(user: Any, run_id: str, post: Mapping[str, str]) -> Card:
+    """Resolve the item a submitted card names (``node``, ``scope``, ``seq`` in ``post``, the
+    card's fields by name).
 
-    Raises :class:`NotAllowed` when ``user`` may not resolve it, :class:`UnknownRun`, and
-    :class:`InvalidRequest` when ``scope`` or ``seq`` is not what a card sends."""
+    The run is read once and the permission checked once. Raises :class:`NotAllowed` when
+    ``user`` may not resolve it, :class:`UnknownRun`, and :class:`InvalidRequest` when
+    ``scope`` or ``seq`` is not what a card sends."""
     node = str(post.get("node", "")) or None
     scope = _scope(str(post.get("scope", "")))
     seq = _seq(str(post.get("seq", "")))
     card_id = f"card-{run_id}-{seq}" if seq is not None else f"card-{run_id}"
-    item = inbox.pending_item(run_id, node, scope)
+    run, item = inbox.pending_item(run_id, node, scope)
     if item is None or (seq is not None and item.seq != seq):
         return _taken(user, run_id, node, scope, card_id)
-    if not inbox.may_resolve(user, item.kind):
+    if not can_resolve(user, item.kind):
         raise NotAllowed()
-    base = card(user, item)
+    base = card(item, may_resolve=True)
     if item.kind == "gate":
         value, problem_card = _gate_input(item, post, base)
     elif item.kind == "budget":
@@ -230,20 +231,20 @@ def resolve_card(user: Any, run_id: str, post: Any) -> Card:
     if comment:
         body["comment"] = comment[:2000]
     try:
-        runs.resume(user, run_id, body)
+        _, recorded = resolutions.resume_run(user, run, body, allowed=True)
     except InvalidResume as error:
         return _with_violations(base, item, post, error.violations)
     except InvalidRequest as error:  # a value no database may store (a NUL in the comment)
         return _with_violations(base, item, post, [{"path": "$", "message": f"{error}."}])
     except NotSuspended as error:
         return Card(card_id, item=item, taken_by=error.resolved_by, taken_at=error.resolved_at)
-    return Card(card_id, item=item, receipt=inbox_log.resolution_of(run_id, item.node, item.scope))
+    return Card(card_id, item=item, receipt=inbox_log.receipt(item.run, item.graph_hash, recorded))
 
 
 def _taken(user: Any, run_id: str, node: str | None, scope: Any, card_id: str) -> Card:
     """The card of an item that no longer waits: who resolved it and when, read back from
     the log. Only someone who may resolve something is told."""
-    if not (inbox.may_resolve(user, "gate") or inbox.may_resolve(user, "budget")):
+    if not can_resolve_any(user):
         raise NotAllowed()
     receipt = inbox_log.resolution_of(run_id, node, scope) if node is not None else None
     if receipt is None:

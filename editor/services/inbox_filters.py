@@ -89,6 +89,30 @@ class InboxFilter:
             return None
         return datetime.combine(self.until + timedelta(days=1), datetime.min.time(), UTC)
 
+    def on_run(self, prefix: str = "") -> Q:
+        """The parts a run answers itself (one run, its graph, its document), as a condition
+        on runs, or with ``prefix`` (``run__``) on their events."""
+        condition = Q()
+        if self.run is not None:
+            condition &= Q(**{f"{prefix}id": self.run})
+        if self.graph is not None:
+            condition &= Q(**{f"{prefix}graph_id": self.graph})
+        if self.document is not None:
+            condition &= document_runs(self.document, prefix)
+        return condition
+
+    def on_event(self) -> Q:
+        """The parts an event answers itself, as a condition on it: its node and when it
+        was recorded (the events that opened items, and the resolutions, alike)."""
+        condition = Q()
+        if self.node is not None:
+            condition &= Q(payload__node=self.node)
+        if self.since_text is not None:
+            condition &= Q(recorded_at__gte=self.since_text)
+        if self.until_text is not None:
+            condition &= Q(recorded_at__lt=self.until_text)
+        return condition
+
     def params(self) -> dict[str, str]:
         """The filter as query parameters (for links that keep it)."""
         values = {

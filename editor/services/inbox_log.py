@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,13 +13,15 @@ from django.db.models import BooleanField, Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
 
+from editor.engine.ports import Envelope
 from editor.engine.status import scope_key
 from editor.models import RESOLUTION_KINDS, RunEvent
-from editor.services.inbox import event_time, graph_titles, pretty_json, short_graph_hash
-from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
+from editor.services.display import ShowsGraphHash, event_time, pretty_json
+from editor.services.inbox import graph_titles
+from editor.services.inbox_filters import NO_FILTER, InboxFilter
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
-__all__ = ["Decision", "decision_log", "resolution_of"]
+__all__ = ["Decision", "decision", "decision_log", "receipt", "resolution_of"]
 
 #: Resolution event kind → the kind of item it resolves.
 _RESOLVED_KIND = {"Resumed": "gate", "BudgetRaised": "budget", "Reconciled": "reconciliation"}
@@ -34,7 +37,7 @@ _IS_RESOLUTION = RawSQL(
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(ShowsGraphHash):
     """One entry of the decision log (``GET /v1/inbox/resolved``)."""
 
     kind: str
@@ -52,14 +55,6 @@ class Decision:
     scope: list[Any] | None = None
 
     @property
-    def short_hash(self) -> str:
-        return short_graph_hash(self.graph_hash)
-
-    @property
-    def hex_digest(self) -> str:
-        return self.graph_hash.removeprefix("sha256:")
-
-    @property
     def input_text(self) -> str:
         return pretty_json(self.input)
 
@@ -67,23 +62,52 @@ class Decision:
     def decided_at(self) -> datetime | None:
         return event_time(self.at)
 
-    def as_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "kind": self.kind,
-            "run": self.run,
-            "graph_hash": self.graph_hash,
-            "node": self.node,
-            "scope": self.scope,
-            "by": self.by,
-            "at": self.at,
-            "input": self.input,
-            "schema_hash": self.schema_hash,
-        }
-        if self.comment is not None:
-            body["comment"] = self.comment
-        if self.document is not None:
-            body["document"] = self.document
-        return body
+
+def decision(
+    kind: str,
+    payload: Any,
+    *,
+    run: str,
+    graph_hash: str,
+    seq: int,
+    at: str,
+    document: str | None = None,
+    document_title: str | None = None,
+) -> Decision:
+    """The decision a resolution event (``kind``, ``payload``) records: the one builder of the
+    log's entries and of a card's receipt."""
+    payload = payload if isinstance(payload, dict) else {}
+    comment = payload.get("comment")
+    return Decision(
+        kind=_RESOLVED_KIND.get(kind, kind),
+        run=run,
+        graph_hash=graph_hash,
+        node=str(payload.get("node")),
+        by=payload.get("by"),
+        at=at,
+        input=_decision_input(kind, payload),
+        seq=seq,
+        comment=comment if isinstance(comment, str) else None,
+        schema_hash=payload.get("schema_hash"),
+        document=document,
+        document_title=document_title,
+        scope=payload.get("scope") or None,
+    )
+
+
+def receipt(run: str, graph_hash: str, events: Iterable[Envelope]) -> Decision | None:
+    """A card's receipt, from the events its resolution recorded (nothing read again)."""
+    for envelope in events:
+        if envelope.kind in _RESOLUTIONS:
+            return decision(
+                envelope.kind,
+                envelope.payload,
+                run=run,
+                graph_hash=graph_hash,
+                seq=envelope.seq,
+                at=envelope.recorded_at,
+            )
+    return None
 
 
 def _decision_input(kind: str, payload: dict[str, Any]) -> Any:
@@ -99,20 +123,9 @@ def _decision_input(kind: str, payload: dict[str, Any]) -> Any:
 def _filtered(rows: Any, filters: InboxFilter) -> Any:
     if filters.matches_nothing:
         return rows.none()
-    if filters.run is not None:
-        rows = rows.filter(run_id=filters.run)
-    if filters.graph is not None:
-        rows = rows.filter(run__graph_id=filters.graph)
-    if filters.document is not None:
-        rows = rows.filter(document_runs(filters.document, "run__"))
-    if filters.node is not None:
-        rows = rows.filter(payload__node=filters.node)
+    rows = rows.filter(filters.on_run("run__"), filters.on_event())
     if filters.person is not None:
         rows = rows.filter(payload__by=filters.person)
-    if filters.since_text is not None:
-        rows = rows.filter(recorded_at__gte=filters.since_text)
-    if filters.until_text is not None:
-        rows = rows.filter(recorded_at__lt=filters.until_text)
     if filters.search is not None:
         # The prompt is the Suspended event's that this resolution answered (same node,
         # earlier in the log); the comment is the resolution's own.
@@ -159,26 +172,19 @@ def decision_log(
     frozen = graph_titles(docless) if docless else {}
     decisions = []
     for row in page.items:
-        payload = row["payload"] if isinstance(row["payload"], dict) else {}
-        comment = payload.get("comment")
         slug, title = row["run__document__slug"], row["run__document__title"]
         if slug is None and frozen.get(row["run__graph_id"]):
             _, slug, title, _ = frozen[row["run__graph_id"]][0]
         decisions.append(
-            Decision(
-                kind=_RESOLVED_KIND.get(row["kind"], row["kind"]),
+            decision(
+                row["kind"],
+                row["payload"],
                 run=str(row["run_id"]),
                 graph_hash=row["run__graph_id"],
-                node=str(payload.get("node")),
-                by=payload.get("by"),
-                at=row["recorded_at"],
-                input=_decision_input(row["kind"], payload),
                 seq=row["seq"],
-                comment=comment if isinstance(comment, str) else None,
-                schema_hash=payload.get("schema_hash"),
+                at=row["recorded_at"],
                 document=slug,
                 document_title=title,
-                scope=payload.get("scope") or None,
             )
         )
     return Page(decisions, page.next)
@@ -197,18 +203,12 @@ def resolution_of(run_id: str, node: str, scope: Any = None) -> Decision | None:
         payload = row.payload if isinstance(row.payload, dict) else {}
         if payload.get("node") != node or scope_key(payload.get("scope")) != wanted:
             continue
-        comment = payload.get("comment")
-        return Decision(
-            kind=_RESOLVED_KIND.get(row.kind, row.kind),
+        return decision(
+            row.kind,
+            payload,
             run=str(run_id),
             graph_hash=row.run.graph_id,
-            node=node,
-            by=payload.get("by"),
-            at=row.recorded_at,
-            input=_decision_input(row.kind, payload),
             seq=row.seq,
-            comment=comment if isinstance(comment, str) else None,
-            schema_hash=payload.get("schema_hash"),
-            scope=payload.get("scope") or None,
+            at=row.recorded_at,
         )
     return None

@@ -16,7 +16,6 @@ each with the text the person typed, so the editor can save the rest and hold th
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any
 
 from editor.graph import JsonError, read_json
 from editor.graph.model import PAYLOAD_FIELDS, FieldSpec
+from editor.services.display import pretty_json
 from editor.services.numbers import InvalidNumber, strict_int
 
 __all__ = [
@@ -325,7 +325,7 @@ def field_key_of_error(error: Mapping[str, Any], node: Mapping[str, Any] | None)
 
 
 def _pretty(value: Any) -> str:
-    return "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
+    return "" if value is None else pretty_json(value)
 
 
 def _shown(payload: Mapping[str, Any], form_field: FormField) -> str:

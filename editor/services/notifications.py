@@ -21,6 +21,7 @@ before its task runs is not announced.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -130,36 +131,55 @@ def _message(run: Run, payload: dict[str, Any], seq: int) -> tuple[str, str]:
     name, graph = _names(run, str(payload.get("node")))
     prompt = str(payload.get("reason") or "")
     subject = f"Waiting for approval: {name} ({graph})"
-    # One line per fact; user text is plain text here, never markup.
-    body = "\n".join(
-        [
-            f"The gate “{name}” of {graph} waits for a decision.",
-            "",
-            prompt,
-            "",
-            f"Decide in the inbox: {card_link(str(run.id), seq)}",
-            "",
-            f"Run {run.id}, graph {run.graph_id}.",
-        ]
+    opening = [f"The gate “{name}” of {graph} waits for a decision.", "", prompt]
+    return _one_line(subject), _body(opening, "Decide in the inbox", run, seq)
+
+
+def _body(opening: list[str], action: str, run: Run, seq: int) -> str:
+    """A message: what happened, the link to its card, and the run. One line per fact;
+    user text is plain text here, never markup."""
+    link = card_link(str(run.id), seq)
+    return "\n".join(
+        [*opening, "", f"{action}: {link}", "", f"Run {run.id}, graph {run.graph_id}."]
     )
-    return _one_line(subject), body
+
+
+def _announce(
+    run_id: str,
+    seq: int,
+    kinds: frozenset[str],
+    addresses: Callable[[], list[str]],
+    message: Callable[[RunEvent, dict[str, Any]], tuple[str, str]],
+) -> tuple[RunEvent, int] | None:
+    """Send ``message`` of the open item at ``seq`` (one of ``kinds``) to ``addresses``:
+    the event and how many were sent; ``None`` without email, such an item or an address."""
+    if not email_configured():
+        return None
+    event = _pending_event(run_id, seq, kinds)
+    if event is None:
+        return None
+    recipients = addresses()
+    if not recipients:
+        return None
+    payload = event.payload if isinstance(event.payload, dict) else {}
+    subject, body = message(event, payload)
+    return event, _send(recipients, subject, body)
 
 
 def notify_suspension(run_id: str, seq: int) -> int:
     """Tell the approvers about the suspension recorded at ``seq`` of a run; the number of
     messages sent. Nothing is sent when email is not configured, when there is no such
     suspension, or when it was resolved before this ran."""
-    if not email_configured():
+    announced = _announce(
+        run_id,
+        seq,
+        frozenset({"Suspended"}),
+        approver_addresses,
+        lambda event, payload: _message(event.run, payload, seq),
+    )
+    if announced is None:
         return 0
-    event = _pending_event(run_id, seq, frozenset({"Suspended"}))
-    if event is None:
-        return 0
-    addresses = approver_addresses()
-    if not addresses:
-        return 0
-    payload = event.payload if isinstance(event.payload, dict) else {}
-    subject, body = _message(event.run, payload, seq)
-    sent = _send(addresses, subject, body)
+    _, sent = announced
     logger.info("run %s: suspension %s announced to %d approver(s)", run_id, seq, sent)
     return sent
 
@@ -183,32 +203,22 @@ def _operator_message(run: Run, kind: str, payload: dict[str, Any], seq: int) ->
             "an operator records what it returned or runs it again."
         )
         action = "Reconcile it in the inbox"
-    body = "\n".join(
-        [
-            what,
-            "",
-            f"{action}: {card_link(str(run.id), seq)}",
-            "",
-            f"Run {run.id}, graph {run.graph_id}.",
-        ]
-    )
-    return _one_line(subject), body
+    return _one_line(subject), _body([what], action, run, seq)
 
 
 def notify_operator_card(run_id: str, seq: int) -> int:
     """Tell the operators about the budget or reconciliation card recorded at ``seq`` of a
     run; the number of messages sent. Nothing is sent when email is not configured, when
     there is no such card, or when it was resolved before this ran."""
-    if not email_configured():
+    announced = _announce(
+        run_id,
+        seq,
+        OPERATOR_CARDS,
+        operator_addresses,
+        lambda event, payload: _operator_message(event.run, event.kind, payload, seq),
+    )
+    if announced is None:
         return 0
-    event = _pending_event(run_id, seq, OPERATOR_CARDS)
-    if event is None:
-        return 0
-    addresses = operator_addresses()
-    if not addresses:
-        return 0
-    payload = event.payload if isinstance(event.payload, dict) else {}
-    subject, body = _operator_message(event.run, event.kind, payload, seq)
-    sent = _send(addresses, subject, body)
+    event, sent = announced
     logger.info("run %s: %s %s announced to %d operator(s)", run_id, event.kind, seq, sent)
     return sent

@@ -10,12 +10,21 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from editor.services.errors import InvalidCursor
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Page", "decode_cursor", "encode_cursor", "page_of"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "Page",
+    "decode_cursor",
+    "encode_cursor",
+    "page_by_number",
+    "page_of",
+]
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -59,3 +68,15 @@ def page_of[T](items: list[T], limit: int, key_of: Any) -> Page[T]:
         shown = items[:limit]
         return Page(shown, encode_cursor(key_of(shown[-1])))
     return Page(items, None)
+
+
+def page_by_number[T](
+    rows: Any, cursor: str | None, limit: int, shown: Callable[[Any], T]
+) -> Page[T]:
+    """A page of ``rows`` (a query ordered by ``number``, newest first), each ``shown``; the
+    cursor is the last number shown."""
+    if cursor is not None:
+        (before,) = decode_cursor(cursor, (int,))
+        rows = rows.filter(number__lt=before)
+    page = page_of(list(rows[: limit + 1]), limit, lambda row: [row.number])
+    return Page([shown(row) for row in page.items], page.next)

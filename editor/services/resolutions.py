@@ -20,12 +20,14 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from editor.drives import enqueue_run
 from editor.engine import prepare_abandon, prepare_resume, run_status
 from editor.engine.errors import InvalidResumeInput, NotParked, RunLost, TransitionRefused
+from editor.engine.ports import Envelope
 from editor.engine.states import PARKED, RunState
 from editor.engine.status import scope_key
 from editor.models import Run
-from editor.services.access import can_approve, can_operate
+from editor.services.access import can_operate, can_resolve, can_resolve_any
 from editor.services.errors import (
     AlreadyFinished,
     InvalidRequest,
@@ -37,7 +39,6 @@ from editor.services.errors import (
 )
 from editor.services.run_rows import public_status, record, run_row, store
 from editor.services.storable import check_storable
-from editor.tasks import enqueue_run
 
 __all__ = [
     "AbandonOutcome",
@@ -46,15 +47,13 @@ __all__ = [
     "abandon",
     "resolve",
     "resume",
+    "resume_run",
 ]
 
 #: How often an abandon retries when a worker appended between its read and its write. A
 #: worker appends once per engine step, so losing this many times in a row means the run is
 #: appending far faster than any real step; the caller is told to try again.
 _ABANDON_ATTEMPTS = 10
-
-#: Who resolves what: a gate needs an approver, a budget or a reconciliation an operator.
-_RESOLVER = {"gate": can_approve, "budget": can_operate, "reconciliation": can_operate}
 
 _PARKED = frozenset(state.value for state in PARKED)
 _DRIVABLE = frozenset({RunState.QUEUED.value, RunState.RUNNING.value})
@@ -108,13 +107,9 @@ def _pending_item(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any
 
 
 def _check_resolver(user: Any, item: dict[str, Any] | None) -> None:
-    if item is None:
-        # Nothing to resolve: the engine says so (409), unless the caller may resolve nothing.
-        if not (can_approve(user) or can_operate(user)):
-            raise NotAllowed()
-        return
-    allowed = _RESOLVER.get(str(item.get("kind")), can_operate)
-    if not allowed(user):
+    # Nothing to resolve: the engine says so (409), unless the caller may resolve nothing.
+    allowed = can_resolve_any(user) if item is None else can_resolve(user, str(item.get("kind")))
+    if not allowed:
         raise NotAllowed()
 
 
@@ -154,15 +149,25 @@ def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
     at the log's next position, so when two people resolve the same suspension together the
     database lets one in and the other learns who resolved it and when (:class:`NotSuspended`).
     """
+    outcome, _ = resume_run(user, run_row(run_id), body)
+    return outcome
+
+
+def resume_run(
+    user: Any, run: Run, body: dict[str, Any], *, allowed: bool = False
+) -> tuple[ResumeOutcome, tuple[Envelope, ...]]:
+    """:func:`resume` of a run its caller has read, with the events it recorded (none when it
+    only handed a run back to a worker). ``allowed``: the caller has checked that ``user`` may
+    resolve the item ``body`` names (an inbox card does, before it reads the form)."""
     check_storable(body)
-    run = run_row(run_id)
     current = record(run)
     status = run_status(current.events)
     has_input = "input" in body or "extend" in body
     if not has_input and status["state"] in _DRIVABLE:
-        return _recover(user, current.run_id)
+        return _recover(user, current.run_id), ()
     item = _pending_item(status, body)
-    _check_resolver(user, item)
+    if not allowed:
+        _check_resolver(user, item)
     if item is not None and not has_input:
         raise InvalidRequest(
             f"the run waits at `{item['node']}`: the resume body needs an `input`", "input"
@@ -184,7 +189,7 @@ def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
     except (RunLost, TransitionRefused):
         # Someone appended first: most likely another resolution of the same suspension.
         raise _lost_resolution(run, body, user) from None
-    return ResumeOutcome(current.run_id)
+    return ResumeOutcome(current.run_id), tuple(events)
 
 
 def _recover(user: Any, run_id: str) -> ResumeOutcome:

@@ -9,7 +9,6 @@ them, those that failed, wait or run first; the totals count them all.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,6 +20,7 @@ from editor.engine.routing import Routing
 from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, scope_key
 from editor.graph import MISSING
 from editor.graph.model import Node
+from editor.services.display import event_time, pretty_json
 from editor.services.errors import InvalidRequest
 from editor.services.run_pages import is_forkable, run_graph
 from editor.services.run_rows import RunInfo, envelopes, info, run_row
@@ -35,22 +35,9 @@ _ORDER = {"failed": 0, "waiting": 1, "running": 2, "stopped": 3, "done": 4, "ski
 Scope = tuple[tuple[str, int], ...]
 
 
-def _pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def _moment(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def duration_text(start: str | None, end: str | None) -> str | None:
     """How long between two ``recorded_at``: ``0.042 s``, ``12.5 s``, ``3 min 4 s``."""
-    began, ended = _moment(start), _moment(end)
+    began, ended = event_time(start), event_time(end)
     if began is None or ended is None:
         return None
     seconds = max(0.0, (ended - began).total_seconds())
@@ -116,7 +103,7 @@ class InstanceView:
 
     @property
     def entered_moment(self) -> datetime | None:
-        return _moment(self.entered_at)
+        return event_time(self.entered_at)
 
 
 @dataclass(slots=True)
@@ -162,7 +149,7 @@ def _calls(events: Sequence[Envelope]) -> list[CallView]:
             call.name = str(payload.get("tool", ""))
             call.effect = payload.get("effect")
             call.attempts += 1
-            call.input_text = _pretty(payload.get("input"))
+            call.input_text = pretty_json(payload.get("input"))
             call.requested_at = envelope.recorded_at
             call.outcome = "in flight"
         elif kind == "ModelCallRequested":
@@ -173,9 +160,9 @@ def _calls(events: Sequence[Envelope]) -> list[CallView]:
             call.outcome = "completed"
             call.completed_at = envelope.recorded_at
             if kind == "ToolCallCompleted":
-                call.output_text = _pretty(payload.get("output"))
+                call.output_text = pretty_json(payload.get("output"))
             else:
-                call.output_text = _pretty(payload.get("reply"))
+                call.output_text = pretty_json(payload.get("reply"))
                 usage = found if isinstance(found := payload.get("usage"), dict) else {}
                 call.input_tokens = _count(usage.get("input_tokens"))
                 call.output_tokens = _count(usage.get("output_tokens"))
@@ -184,7 +171,7 @@ def _calls(events: Sequence[Envelope]) -> list[CallView]:
         elif kind == "Reconciled" and not payload.get("retry"):
             call.outcome = "reconciled"
             call.completed_at = envelope.recorded_at
-            call.output_text = _pretty(payload.get("output"))
+            call.output_text = pretty_json(payload.get("output"))
     return [calls[key] for key in sorted(calls)]
 
 
@@ -341,14 +328,14 @@ def _instance(
                 call.outcome = "failed" if state == "failed" else "stopped"
     if state != "skipped":
         value = routing.routed(scope, node_id)
-        view.input_text = None if value is MISSING else _pretty(value)
+        view.input_text = None if value is MISSING else pretty_json(value)
     for envelope in events:
         if envelope.kind == "NodeEntered":
             view.entered_at = envelope.recorded_at
         elif envelope.kind in ("NodeExited", "NodeSkipped"):
             view.left_at = envelope.recorded_at
             if envelope.kind == "NodeExited":
-                view.output_text = _pretty(envelope.payload.get("output"))
+                view.output_text = pretty_json(envelope.payload.get("output"))
     if view.left_at is None and state == "waiting":
         view.left_at = events[-1].recorded_at
     return view

@@ -14,7 +14,6 @@ one page of the timeline, and its forks. A node's detail is :mod:`editor.service
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +30,7 @@ from editor.graph.dot import RunMarks
 from editor.graph.model import FoldNode, MapNode, NodeBody, SubgraphBody, input_schema_of
 from editor.models import Run, RunEvent
 from editor.services import canvas, graphs, runs
+from editor.services.display import pretty_json
 from editor.services.forks import fork_children
 from editor.services.run_timeline import TimelinePage, newest, since
 
@@ -225,7 +225,7 @@ def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
     extra = _extras([info.run]).get(info.run, {})
     output = None
     if "output" in info.status:
-        output = json.dumps(info.status["output"], indent=2, ensure_ascii=False)
+        output = pretty_json(info.status["output"])
     failed_name = failed_url = retry = None
     if trace.failed_at is not None:
         scope, node = trace.failed_at
@@ -300,4 +300,4 @@ def suggested_input(graph: Graph) -> str:
                 if isinstance(spec, dict) and "default" in spec
             }
             value = defaults or None
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return pretty_json(value)

@@ -126,4 +126,4 @@ def envelopes(run: Run) -> tuple[Envelope, ...]:
 
 
 def record(run: Run) -> RunRecord:
-    return store().load_run(str(run.id))
+    return store().record_of(run)

@@ -11,7 +11,6 @@ object a line, read a slice at a time so a log of any length streams in constant
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +22,7 @@ import orjson
 from editor.engine import EVENT_FIELDS, compact_json
 from editor.engine.ports import Envelope
 from editor.models import RunEvent
+from editor.services.display import event_time, pretty_json
 from editor.services.run_rows import run_row
 from editor.store import envelope_of
 
@@ -53,13 +53,6 @@ def node_url(run_id: str, node: str, level: Iterable[str] = ()) -> str:
     """The address of a node's detail on a run's page (``level``: its subgraph owners)."""
     query = urlencode([*(("in", owner) for owner in level), ("node", node)])
     return f"/runs/{run_id}/node/?{query}"
-
-
-def _moment(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def scope_text(scope: Any) -> str:
@@ -121,7 +114,7 @@ def timeline_event(run_id: str, envelope: Envelope) -> TimelineEvent:
         url = node_url(run_id, node)
     return TimelineEvent(
         seq=envelope.seq,
-        at=_moment(envelope.recorded_at),
+        at=event_time(envelope.recorded_at),
         kind=kind,
         node=None if node is None else str(node),
         scope=scope_text(scope),
@@ -187,7 +180,7 @@ def event_payload(run_id: str, seq: int) -> EventPayload | None:
     if row is None:
         return None
     envelope = envelope_of(row)
-    text = json.dumps(envelope.payload, indent=2, ensure_ascii=False)
+    text = pretty_json(envelope.payload)
     return EventPayload(timeline_event(str(run.id), envelope), text)
 
 

@@ -2,7 +2,7 @@
 them is :mod:`editor.services.resolutions`, re-exported here.
 
 The one place that combines the ORM, the engine and the registries for runs. Nodes never run
-here: a started run is handed to the task queue (``editor.tasks.enqueue_run``), and a worker
+here: a started run is handed to the task queue (``editor.drives.enqueue_run``), and a worker
 drives it. Its first event is written through the store's unleased append
 (``OrmRunStore.record``), as every person's change of a run is.
 
@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from editor.drives import enqueue_run
 from editor.engine import graph_projection, resolve_names, run_status, start_event
 from editor.engine.states import RunState
 from editor.engine.summary import call_counts, pending_call, usage_of
@@ -61,7 +62,6 @@ from editor.services.run_rows import (
 )
 from editor.services.storable import nul_path
 from editor.store import envelope_of
-from editor.tasks import enqueue_run
 
 __all__ = [
     "CALL_KINDS",

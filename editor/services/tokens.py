@@ -14,7 +14,9 @@ from django.utils import timezone
 from editor.models import ApiToken
 
 __all__ = [
+    "NAME_LENGTH",
     "TOKEN_PREFIX",
+    "Token",
     "create_token",
     "find_user",
     "revoke_token",
@@ -24,6 +26,10 @@ __all__ = [
 
 #: Every token starts with this, so a leaked one is easy to recognise.
 TOKEN_PREFIX = "gh_"
+#: A stored token, as the Account page lists it (its digest, never the token itself).
+Token = ApiToken
+#: The most characters a token's name may have.
+NAME_LENGTH: int = ApiToken._meta.get_field("name").max_length or 0
 #: ``last_used_at`` is written at most this often per token, not on every request.
 LAST_USE_RESOLUTION = timedelta(minutes=1)
 

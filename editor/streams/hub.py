@@ -5,7 +5,7 @@ connection; the hub wakes the ones whose run's log grew, and keeps the count of 
 for a person for the pages' navigation bar.
 
 * On PostgreSQL it holds one connection that ``LISTEN``\\ s on the channel every append
-  announces itself on when it commits (``editor.streams.channel``): a stream wakes as soon as
+  announces itself on when it commits (``editor.channel``): a stream wakes as soon as
   the commit is done, and an idle stream costs no query at all. When that connection cannot
   be had (the database restarting), the hub polls until it can.
 * On SQLite it polls: every ``GATEHOUSE_STREAM_POLL_MS`` one query reads the event counts of
@@ -33,8 +33,8 @@ import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connections
 
+from editor.channel import CHANNEL, parse_announcement
 from editor.services import live
-from editor.streams.channel import CHANNEL, parse_announcement
 
 __all__ = ["Hub", "Waiter", "hub", "in_thread", "shut_down"]
 

@@ -18,7 +18,6 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from editor.models import ApiToken
 from editor.services import tokens
 
 
@@ -33,7 +32,7 @@ class PasswordForm(PasswordChangeForm):
 class NewTokenForm(forms.Form):
     name = forms.CharField(
         label="Name",
-        max_length=ApiToken._meta.get_field("name").max_length,
+        max_length=tokens.NAME_LENGTH,
         help_text="What the token is for, so you can tell your tokens apart.",
         widget=forms.TextInput(attrs={"autocomplete": "off"}),
     )
@@ -106,7 +105,7 @@ def _account_page(
     *,
     password_form: PasswordForm | None = None,
     token_form: NewTokenForm | None = None,
-    new_token: ApiToken | None = None,
+    new_token: tokens.Token | None = None,
     new_token_value: str = "",
 ) -> HttpResponse:
     if password_form is None:

@@ -25,7 +25,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.edits import NEW_NODE_DEFAULTS
 from editor.services import agents, editing, installation, managing, messages, node_form
-from editor.services.editing import Draft, Editor, Refused, Stale
+from editor.services.editing import CheckedDraft, ParsedDraft, Refused, Stale
 from editor.services.errors import InvalidRequest, NotAllowed, UnknownDocument
 from editor.views.htmx import HtmxHttpRequest
 
@@ -33,9 +33,9 @@ PAGE = "editor/page.html"
 KINDS = list(NEW_NODE_DEFAULTS)
 
 
-def open_draft(request: HttpRequest, slug: str) -> Draft:
+def open_draft(request: HttpRequest, slug: str) -> ParsedDraft:
     try:
-        return editing.open_draft(request.user, slug)
+        return editing.open_draft(request.user, slug, reverse("editor", args=[slug]))
     except UnknownDocument:
         raise Http404("No such graph.") from None
 
@@ -51,7 +51,7 @@ def level_of(request: HttpRequest) -> tuple[str, ...]:
 
 
 def _node_form(
-    ed: Editor,
+    ed: CheckedDraft,
     node_id: str | None,
     *,
     level: tuple[str, ...] = (),
@@ -102,7 +102,7 @@ def _case_names(shown: dict[str, Any] | None) -> dict[str, list[str]]:
 
 
 def _structure_key(
-    ed: Editor,
+    ed: CheckedDraft,
     edges: list[dict[str, Any]],
     selected: str | None,
     level: tuple[str, ...],
@@ -138,14 +138,14 @@ def _query(level: tuple[str, ...]) -> str:
 
 
 def page_context(
-    request: HttpRequest, ed: Editor, node_id: str | None, **extra: Any
+    request: HttpRequest, ed: CheckedDraft, node_id: str | None, **extra: Any
 ) -> dict[str, Any]:
     level = level_of(request)
     page = reverse("editor", args=[ed.slug])
     error_rows = []
     for error in ed.errors:
         where = tuple(error.get("subgraph", ()))
-        target = _error_target(error)
+        target = editing.error_node(error)
         found = target is not None and ed.node(target, where) is not None
         error_rows.append(
             {
@@ -159,7 +159,7 @@ def page_context(
             }
         )
     edges = []
-    shown = ed.draft.level_value(level) if level else ed.shown_value
+    shown = ed.level_value(level) if level else ed.shown_value
     if shown is None:
         level = ()
         shown = ed.shown_value
@@ -214,7 +214,7 @@ def page_context(
     return context
 
 
-def _field_label(ed: Editor, entry: dict[str, Any]) -> str:
+def _field_label(ed: CheckedDraft, entry: dict[str, Any]) -> str:
     node = ed.node(entry["node"], tuple(entry.get("level", ())))
     if node is not None:
         for form_field in node_form.form_fields(node["kind"]):
@@ -223,19 +223,10 @@ def _field_label(ed: Editor, entry: dict[str, Any]) -> str:
     return str(entry["field"])
 
 
-def _error_target(error: dict[str, Any]) -> str | None:
-    if "node" in error:
-        return str(error["node"])
-    edge = error.get("edge")
-    if isinstance(edge, dict):
-        return str(edge.get("from"))
-    return None
-
-
 @require_safe
 @vary_on_headers("HX-Request")
 def editor_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    ed = editing.editor_of(open_draft(request, slug))
+    ed = editing.check_draft(open_draft(request, slug))
     node_id = request.GET.get("node") or None
     context = page_context(request, ed, node_id)
     if request.htmx and request.htmx.target == "editor":
@@ -252,7 +243,7 @@ def editor_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 def answer(
     request: HtmxHttpRequest,
-    result: Editor | Refused | Stale,
+    result: CheckedDraft | Refused | Stale,
     node_id: str | None,
     *,
     node_panel: bool = True,
@@ -265,7 +256,7 @@ def answer(
     """The answer to an edit: the live pieces for htmx, else the page or a redirect."""
     stale = result if isinstance(result, Stale) else None
     refused = result if isinstance(result, Refused) else None
-    ed = result if isinstance(result, Editor) else result.editor
+    ed = result if isinstance(result, CheckedDraft) else result.editor
     if refused is not None:
         problems = {**(problems or {}), refused.field: refused.message}
     context = page_context(request, ed, node_id, stale=stale, json_error=json_error, **extra)
@@ -299,7 +290,7 @@ def answer(
     return redirect(f"{url}?{where[1:]}" if where else url)
 
 
-def leave_out_shown(request: HttpRequest, ed: Editor, context: dict[str, Any]) -> None:
+def leave_out_shown(request: HttpRequest, ed: CheckedDraft, context: dict[str, Any]) -> None:
     """Send the canvas and the lists only when the page does not show them already."""
     context["oob_canvas"] = request.POST.get("shown_canvas") != ed.canvas_key or not ed.canvas_key
     context["oob_structure"] = request.POST.get("shown_structure") != context["structure_key"]

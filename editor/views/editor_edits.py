@@ -26,7 +26,7 @@ from editor.graph.edits import (
     update_node,
 )
 from editor.services import agents, documents, editing, node_form
-from editor.services.editing import Draft, Editor, Refused, Stale
+from editor.services.editing import CheckedDraft, ParsedDraft, Refused, Stale
 from editor.services.errors import InvalidGraph, InvalidRequest, StaleDraft
 from editor.views.editor import (
     PAGE,
@@ -80,7 +80,7 @@ def _form_summary(node: dict[str, Any], new_id: str, fields: dict[str, Any]) -> 
 
 
 @guarded
-def edit_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def edit_node(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """The node form: every field, posted as the person types."""
     node_id = request.POST.get("node", "")
     level = level_of(request)
@@ -138,12 +138,12 @@ def edit_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     )
     if isinstance(result, Refused):
         return answer(request, result, node_id, node_panel=False, typed=read.typed)
-    shown = kept_id if isinstance(result, Editor) else node_id
+    shown = kept_id if isinstance(result, CheckedDraft) else node_id
     return answer(request, result, shown, node_panel=structural)
 
 
 @guarded
-def drop_held(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def drop_held(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """Discard a field held back: the node keeps its saved value (undoable)."""
     node_id = request.POST.get("node", "")
     field = request.POST.get("field", "")
@@ -171,7 +171,7 @@ def drop_held(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def new_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def new_node(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Add node**: a kind and an id, starting from the defaults."""
     kind = request.POST.get("kind", "")
     node_id = request.POST.get("id", "")
@@ -188,12 +188,12 @@ def new_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
         return answer(
             request, result.editor, None, add_node_error=result.message, add_node_data=request.POST
         )
-    shown = node_id if isinstance(result, Editor) else None
+    shown = node_id if isinstance(result, CheckedDraft) else None
     return answer(request, result, shown, oob_add_node=True)
 
 
 @guarded
-def new_node_after(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def new_node_after(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """The canvas palette (or ``N``): a node of a kind next to the chosen one, already connected
     from it (labelled with the first case that has no edge yet, when it is a branch)."""
     kind = request.POST.get("kind", "")
@@ -226,12 +226,12 @@ def new_node_after(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
     )
     if isinstance(result, Refused):
         return answer(request, result.editor, after or None, add_node_error=result.message)
-    shown = chosen.get("id") if isinstance(result, Editor) else None
+    shown = chosen.get("id") if isinstance(result, CheckedDraft) else None
     return answer(request, result, shown)
 
 
 @guarded
-def remove_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def remove_node(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Delete node**, and its edges (undoable)."""
     node_id = request.POST.get("node", "")
     level = level_of(request)
@@ -252,14 +252,14 @@ def remove_node(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def new_edge(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def new_edge(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Add edge**: from, to and a label (the source's case, when it is a branch)."""
     source = request.POST.get("from", "")
     target = request.POST.get("to", "")
     label = request.POST.get("label", "").strip() or None
     if not source or not target:
         message = "Choose the node the edge comes from and the node it goes to."
-        return answer(request, editing.editor_of(draft), None, edge_error=message)
+        return answer(request, editing.check_draft(draft), None, edge_error=message)
     level = level_of(request)
     source_node = draft.node(source, level)
     if source_node is not None and source_node["kind"] != "branch":
@@ -279,7 +279,7 @@ def new_edge(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def remove_edge(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def remove_edge(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Delete edge** (by its place in the edge list; undoable)."""
     raw = request.POST.get("edge", "")
     index = node_form.whole_number(raw, maximum=10**9)
@@ -305,7 +305,7 @@ def remove_edge(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def edit_json(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def edit_json(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """The **JSON** tab: the whole draft, saved as typed."""
     text = request.POST.get("text", "")
     result = editing.save_text(request.user, draft, revision_of(request), text)
@@ -315,12 +315,12 @@ def edit_json(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def freeze(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def freeze(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Freeze**: the draft becomes the next version; its hash is shown."""
     from django.shortcuts import render
 
     note = request.POST.get("note", "")
-    ed = editing.editor_of(draft)
+    ed = editing.check_draft(draft)
     try:
         frozen = documents.freeze(
             request.user, draft.slug, expected_revision=revision_of(request), note=note
@@ -331,7 +331,7 @@ def freeze(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
         return answer(request, ed, None, freeze_error="Fix the errors listed before freezing.")
     except InvalidRequest as error:  # a NUL in the note
         return answer(request, ed, None, freeze_error=str(error))
-    ed = editing.load_editor(request.user, draft.slug)
+    ed = editing.load_checked_draft(request.user, draft.slug, draft.page_url)
     context = page_context(request, ed, None, frozen=frozen)
     if request.htmx:
         context.update(oob=True, oob_node_panel=False, oob_json_text=False)
@@ -341,10 +341,10 @@ def freeze(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
 
 
 @guarded
-def discard(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def discard(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Discard changes**: back to the latest frozen version (undoable)."""
     result = editing.discard_changes(request.user, draft, revision_of(request))
     if result is None:
-        ed = editing.editor_of(draft)
+        ed = editing.check_draft(draft)
         return answer(request, ed, None, freeze_error="Nothing frozen yet: nothing to go back to.")
     return answer(request, result, request.POST.get("selected") or None, undo_notice="Discarded.")

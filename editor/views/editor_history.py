@@ -9,7 +9,7 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.services import documents, editing, node_form
-from editor.services.editing import Draft
+from editor.services.editing import ParsedDraft
 from editor.services.errors import InvalidRequest, UnknownDocument
 from editor.services.paging import MAX_LIMIT
 from editor.views.editor import answer, guarded, open_draft, revision_of
@@ -19,36 +19,36 @@ __all__ = ["history_panel", "redo", "restore", "undo"]
 
 
 def _step(
-    request: HtmxHttpRequest, draft: Draft, how: str, number: int | None = None
+    request: HtmxHttpRequest, draft: ParsedDraft, how: str, number: int | None = None
 ) -> HttpResponse:
     try:
         result = editing.step_history(request.user, draft, revision_of(request), how, number)
     except InvalidRequest as error:
-        return answer(request, editing.editor_of(draft), None, history_error=str(error))
+        return answer(request, editing.check_draft(draft), None, history_error=str(error))
     selected = request.POST.get("selected") or None
     notice = {"undo": "Undone.", "redo": "Redone."}.get(how, f"Restored revision {number}.")
     return answer(request, result, selected, undo_notice=notice)
 
 
 @guarded
-def undo(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def undo(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Undo**: the draft as it was before the last change."""
     return _step(request, draft, "undo")
 
 
 @guarded
-def redo(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def redo(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Redo**: the change last undone, again."""
     return _step(request, draft, "redo")
 
 
 @guarded
-def restore(request: HtmxHttpRequest, draft: Draft) -> HttpResponse:
+def restore(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """Restore one revision of the **History** (as a new revision)."""
     number = node_form.whole_number(request.POST.get("number", ""), minimum=1)
     if number is None:
         return answer(
-            request, editing.editor_of(draft), None, history_error="Choose a revision to restore."
+            request, editing.check_draft(draft), None, history_error="Choose a revision to restore."
         )
     return _step(request, draft, "restore", number)
 

@@ -8,7 +8,6 @@ starts a new run of the same graph with the same input and labels and goes to it
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
@@ -20,6 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor.services import forks
+from editor.services.display import pretty_json
 from editor.services.errors import (
     ForkHazard,
     InvalidForkNode,
@@ -64,8 +64,7 @@ def fork_run(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
         raise Http404("No run has this id.") from None
     except ForkHazard as error:
         context["writes"] = [
-            {**write, "input_text": json.dumps(write["input"], indent=2, ensure_ascii=False)}
-            for write in error.writes
+            {**write, "input_text": pretty_json(write["input"])} for write in error.writes
         ]
         if request.POST.getlist("acknowledge"):
             context["fork_problem"] = "Acknowledge every write below to retry from here."

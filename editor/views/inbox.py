@@ -84,7 +84,7 @@ def inbox_page(request: HtmxHttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def resolve(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     try:
-        card = inbox_cards.resolve_card(request.user, str(run_id), request.POST)
+        card = inbox_cards.resolve_card(request.user, str(run_id), request.POST.dict())
     except NotAllowed:
         raise PermissionDenied(NOT_ALLOWED) from None
     except UnknownRun:

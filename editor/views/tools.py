@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -10,10 +9,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from editor.services import runs
+from editor.services.display import pretty_json
 
 
 def _pretty(schema: Any) -> str | None:
-    return None if schema is None else json.dumps(schema, indent=2, ensure_ascii=False)
+    return None if schema is None else pretty_json(schema)
 
 
 @require_safe

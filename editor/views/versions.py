@@ -15,6 +15,7 @@ from editor.graph import Graph, MalformedDocument, parse_document, wire_value
 from editor.graph.model import Edge
 from editor.services import canvas, documents, graphs, run_pages
 from editor.services.access import can_operate
+from editor.services.display import pretty_json
 from editor.services.errors import InvalidGraph, UnknownDocument, UnknownGraph
 from editor.views.graphs import editor_url, is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
@@ -87,7 +88,7 @@ def graph_page(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
         "editor_url": editor_url(document.slug) if document else None,
         "download_url": f"/g/{hex_digest}/download/{query}",
         "canvas": canvas.draw(graph),
-        "json": json.dumps(wire_value(graph), indent=2, ensure_ascii=False),
+        "json": pretty_json(wire_value(graph)),
         "compare_choices": _compare_choices(document, exclude=digest) if document else [],
         # Without ?document=, the documents this graph is a version of, to open it from one.
         "found_in": [] if document else documents.versions_of_graph(digest),

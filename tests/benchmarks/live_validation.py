@@ -98,7 +98,7 @@ def run(directory: Path) -> None:
     from editor.graph.model import graph_size
     from editor.rendering import render_svg
     from editor.services import documents, editing
-    from editor.services.editing import Editor
+    from editor.services.editing import CheckedDraft
     from editor.services.node_form import read_node_form
 
     user = User.objects.create_user("bench", password="bench-password-not-secret")
@@ -153,7 +153,7 @@ def run(directory: Path) -> None:
 
             def pipeline_run(change: Any = change, at: int = revision, slug: str = slug) -> Any:
                 result = editing.apply_edit(user, editing.open_draft(user, slug), at, change)
-                assert isinstance(result, Editor), result
+                assert isinstance(result, CheckedDraft), result
                 assert result.canvas is not None  # laid out here, as the answer would
                 return result
 

@@ -8,7 +8,9 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from editor.graph.templates import APPROVAL_SCHEMA
 from editor.models import Run, RunEvent
@@ -179,3 +181,23 @@ def test_a_filter_that_cannot_be_read_is_named_on_the_page(
 
     assert response.status_code == 400
     assert "`from` must be a day written YYYY-MM-DD" in response.content.decode()
+
+
+def test_resolving_a_card_reads_the_run_once_and_its_receipt_from_what_it_recorded(
+    approver_client: Client, author: User, operator: User
+) -> None:
+    run_id = waiting(author, operator, gated(schema=APPROVAL_SCHEMA), input={"draft": "Tea."})
+    body = {"node": "review", "seq": seq_of(run_id), "field-draft": "Tea."}
+
+    with CaptureQueriesContext(connection) as queries:
+        response = approver_client.post(
+            f"/inbox/{run_id}/resolve/", {**body, "field-approved": "true"}, headers=HTMX
+        )
+
+    assert "Resolved by <strong>april</strong>" in response.content.decode()
+    selects = [
+        query["sql"] for query in queries.captured_queries if query["sql"].startswith("SELECT")
+    ]
+    assert len([sql for sql in selects if sql.startswith('SELECT "editor_run".')]) == 1
+    # The receipt is the event the resolution wrote, not read back from the log.
+    assert not [sql for sql in selects if '"editor_runevent"."kind" IN' in sql]

@@ -11,8 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from editor.models import ApiToken
-from editor.services.tokens import create_token, find_user
+from editor.services.tokens import NAME_LENGTH, create_token, find_user
 
 EXIT_UNKNOWN_USER = 1
 EXIT_USAGE = 2
@@ -35,7 +34,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, action: str, username: str, name: str, **options: Any) -> None:
-        limit = ApiToken._meta.get_field("name").max_length or 0
+        limit = NAME_LENGTH
         if len(name.strip()) > limit:
             raise CommandError(
                 f"--name is {len(name.strip())} characters long; at most {limit} fit",

@@ -16,7 +16,6 @@ exits 1 when the file cannot be read as UTF-8 text or the slug is not one.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from editor.graph import MalformedDocument, graph_hash, parse_document, validate, validate_document
 from editor.services import documents, graphs
+from editor.services.display import pretty_json
 from editor.services.errors import ServiceError, UnknownGraph
 
 EXIT_INVALID = 1
@@ -87,7 +87,7 @@ class Command(BaseCommand):
             max_nodes=settings.GATEHOUSE_MAX_NODES,
             max_edges=settings.GATEHOUSE_MAX_EDGES,
         )
-        self.stdout.write(json.dumps(body, indent=2, ensure_ascii=False))
+        self.stdout.write(pretty_json(body))
         if not body["valid"]:
             self.stdout.flush()
             sys.exit(EXIT_INVALID)
