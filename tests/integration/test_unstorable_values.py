@@ -160,7 +160,10 @@ def test_the_start_api_refuses_an_input_holding_nul(author: User, operator: User
     assert not Run.objects.exists()
 
 
-@pytest.mark.parametrize("path", ["/runs/?graph=a%00b", "/inbox/?graph=a%00b", "/?q=a%00b"])
+@pytest.mark.parametrize(
+    "path",
+    ["/runs/?graph=a%00b", "/runs/?document=a%00b&label=k%00", "/inbox/?graph=a%00b", "/?q=a%00b"],
+)
 def test_a_page_filter_holding_nul_finds_nothing(author: User, operator: User, path: str) -> None:
     waiting(author, operator)
 
@@ -171,7 +174,12 @@ def test_a_page_filter_holding_nul_finds_nothing(author: User, operator: User, p
 
 @pytest.mark.parametrize(
     ("path", "key"),
-    [("/v1/runs?graph=a%00b", "runs"), ("/v1/inbox?document=a%00b", "items")],
+    [
+        ("/v1/runs?graph=a%00b", "runs"),
+        ("/v1/runs?document=a%00b", "runs"),
+        ("/v1/runs?person=a%00b&label=a%00", "runs"),
+        ("/v1/inbox?document=a%00b", "items"),
+    ],
 )
 def test_an_api_filter_holding_nul_finds_nothing(
     author: User, operator: User, path: str, key: str
