@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from editor.forms import AgentForm
 from editor.services import agents, runs
 from editor.services.access import can_author
-from editor.services.errors import InvalidAgent, InvalidCursor, NotAllowed
+from editor.services.errors import InvalidAgent
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -32,8 +32,6 @@ def agent_list(request: HttpRequest) -> HttpResponse:
             stored = agents.create_agent(request.user, json.dumps(form.definition()))
         except InvalidAgent as error:
             form.add_service_errors(error.errors)
-        except NotAllowed:
-            raise PermissionDenied("Creating agent definitions needs the authors role.") from None
         else:
             name = form.cleaned_data["name"]
             if stored.created:
@@ -54,10 +52,7 @@ def agent_list(request: HttpRequest) -> HttpResponse:
     if request.htmx and request.method == "POST":
         return render(request, "agents/list.html#form", {"form": form})
     cursor = request.GET.get("cursor") or None
-    try:
-        page = agents.list_agents(cursor=cursor)
-    except InvalidCursor as error:
-        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+    page = agents.list_agents(cursor=cursor)
     return render(
         request,
         "agents/list.html",

@@ -5,15 +5,14 @@ Each is a plain form post that redirects (htmx follows the redirect as a whole p
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor.services import managing
-from editor.services.errors import InvalidRequest, NotAllowed, SlugTaken, UnknownDocument
+from editor.services.errors import InvalidRequest, SlugTaken
 
 __all__ = ["archive", "delete", "duplicate", "rename"]
 
@@ -26,24 +25,7 @@ def _editor(slug: str) -> str:
     return reverse("editor", args=[slug])
 
 
-def _managed(view):  # type: ignore[no-untyped-def]
-    """POST only; unknown documents are 404 and people without the authors role 403."""
-
-    @require_POST
-    def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
-        try:
-            return view(request, slug)
-        except UnknownDocument:
-            raise Http404("No such graph.") from None
-        except NotAllowed:
-            raise PermissionDenied("Managing documents needs the authors role.") from None
-
-    wrapped.__name__ = view.__name__
-    wrapped.__doc__ = view.__doc__
-    return wrapped
-
-
-@_managed
+@require_POST
 def rename(request: HttpRequest, slug: str) -> HttpResponse:
     """**Rename**: a new title and slug; the old slug leads to the new one."""
     title = request.POST.get("title", "")
@@ -60,7 +42,7 @@ def rename(request: HttpRequest, slug: str) -> HttpResponse:
     return _go(request, _editor(document.slug))
 
 
-@_managed
+@require_POST
 def duplicate(request: HttpRequest, slug: str) -> HttpResponse:
     """**Duplicate**: a new document with a copy of this draft."""
     document = managing.duplicate_document(request.user, slug)
@@ -68,7 +50,7 @@ def duplicate(request: HttpRequest, slug: str) -> HttpResponse:
     return _go(request, _editor(document.slug))
 
 
-@_managed
+@require_POST
 def archive(request: HttpRequest, slug: str) -> HttpResponse:
     """**Archive** (hidden from the graphs list) or **Restore**."""
     archived = request.POST.get("archived") != "0"
@@ -84,7 +66,7 @@ def archive(request: HttpRequest, slug: str) -> HttpResponse:
     return _go(request, _editor(document.slug))
 
 
-@_managed
+@require_POST
 def delete(request: HttpRequest, slug: str) -> HttpResponse:
     """**Delete**: the draft and its history go; frozen versions and runs stay."""
     deleted = managing.delete_document(request.user, slug)

@@ -17,7 +17,8 @@ import hashlib
 from typing import Any
 from urllib.parse import quote
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
@@ -25,18 +26,10 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.edits import NEW_NODE_DEFAULTS
 from editor.services import agents, editing, installation, managing, messages, node_form
-from editor.services.editing import Draft, Editor, Refused, Stale
-from editor.services.errors import InvalidRequest, NotAllowed, UnknownDocument
+from editor.services.editing import Editor, Refused, Stale
 
 PAGE = "editor/page.html"
 KINDS = list(NEW_NODE_DEFAULTS)
-
-
-def open_draft(request: HttpRequest, slug: str) -> Draft:
-    try:
-        return editing.open_draft(request.user, slug)
-    except UnknownDocument:
-        raise Http404("No such graph.") from None
 
 
 def revision_of(request: HttpRequest) -> int | None:
@@ -234,7 +227,7 @@ def _error_target(error: dict[str, Any]) -> str | None:
 @require_safe
 @vary_on_headers("HX-Request")
 def editor_page(request: HttpRequest, slug: str) -> HttpResponse:
-    ed = editing.editor_of(open_draft(request, slug))
+    ed = editing.editor_of(editing.open_draft(request.user, slug))
     node_id = request.GET.get("node") or None
     context = page_context(request, ed, node_id)
     if request.htmx and request.htmx.target == "editor":
@@ -312,17 +305,12 @@ def guarded(view: Any) -> Any:
 
     @require_POST
     def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
-        draft = open_draft(request, slug)
+        draft = editing.open_draft(request.user, slug)
         if not draft.can_edit:
-            return HttpResponse("Only authors may edit graphs.", status=403)
+            raise PermissionDenied("Only authors may edit graphs.")
         if revision_of(request) is None:
             return HttpResponseBadRequest("The form did not say which revision it edits.")
-        try:
-            return view(request, draft)
-        except NotAllowed:
-            return HttpResponse("Only authors may edit graphs.", status=403)
-        except InvalidRequest as error:  # a value no form sends (a NUL in the draft's text)
-            return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+        return view(request, draft)
 
     wrapped.__name__ = view.__name__
     wrapped.__doc__ = view.__doc__

@@ -3,16 +3,16 @@ a revision from it. Each is a new revision (restoring too), so nothing is ever l
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.services import documents, editing, node_form
 from editor.services.editing import Draft
-from editor.services.errors import InvalidRequest, UnknownDocument
+from editor.services.errors import InvalidRequest
 from editor.services.paging import MAX_LIMIT
-from editor.views.editor import answer, guarded, open_draft, revision_of
+from editor.views.editor import answer, guarded, revision_of
 
 __all__ = ["history_panel", "redo", "restore", "undo"]
 
@@ -54,11 +54,8 @@ def restore(request: HttpRequest, draft: Draft) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def history_panel(request: HttpRequest, slug: str) -> HttpResponse:
     """The **History** panel: the draft's revisions, newest first, each restorable."""
-    draft = open_draft(request, slug)
-    try:
-        page = documents.list_revisions(draft.slug, limit=MAX_LIMIT)
-    except UnknownDocument:
-        raise Http404("No such graph.") from None
+    draft = editing.open_draft(request.user, slug)
+    page = documents.list_revisions(draft.slug, limit=MAX_LIMIT)
     context = {"draft": draft, "revisions": page.items, "more": page.next is not None}
     template = "editor/history.html#panel" if request.htmx else "editor/history.html"
     return render(request, template, context)

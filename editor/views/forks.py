@@ -12,8 +12,7 @@ import json
 import uuid
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -24,17 +23,13 @@ from editor.services.errors import (
     ForkHazard,
     InvalidForkNode,
     InvalidRequest,
-    NotAllowed,
     NotRunnable,
     OriginNeedsReconciliation,
-    UnknownRun,
     WrongState,
 )
 from editor.services.numbers import InvalidNumber, strict_int
 
 __all__ = ["fork_run", "run_again"]
-
-NOT_ALLOWED = "Retrying and running again start runs: they need the operators role."
 
 
 def _go(request: HttpRequest, run_id: str) -> HttpResponse:
@@ -57,10 +52,6 @@ def fork_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     status = 200
     try:
         made = forks.fork_run(request.user, str(run_id), node, _acknowledged(request))
-    except NotAllowed:
-        raise PermissionDenied(NOT_ALLOWED) from None
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
     except ForkHazard as error:
         context["writes"] = [
             {**write, "input_text": json.dumps(write["input"], indent=2, ensure_ascii=False)}
@@ -91,10 +82,6 @@ def fork_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     try:
         started = forks.run_again(request.user, str(run_id))
-    except NotAllowed:
-        raise PermissionDenied(NOT_ALLOWED) from None
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
     except (NotRunnable, InvalidRequest) as error:
         return render(request, "runs/again.html", {"run_id": str(run_id), "problem": str(error)})
     return _go(request, started.run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -25,17 +25,10 @@ ADDED_EDGE = "#15803d"
 REMOVED_EDGE = "#6b7280"
 
 
-def _document(slug: str) -> documents.DocumentInfo:
-    try:
-        return documents.get_document(slug)
-    except UnknownDocument:
-        raise Http404("No document has this slug.") from None
-
-
 @require_safe
 @vary_on_headers("HX-Request")
 def version_list(request: HttpRequest, slug: str) -> HttpResponse:
-    document = _document(slug)
+    document = documents.get_document(slug)
     template = "versions/list.html#rows" if request.htmx else "versions/list.html"
     return render(
         request,
@@ -68,10 +61,7 @@ def _from_document(request: HttpRequest) -> documents.DocumentInfo | None:
 @vary_on_headers("HX-Request")
 def graph_page(request: HttpRequest, hex_digest: str) -> HttpResponse:
     digest = f"sha256:{hex_digest}"
-    try:
-        graph = graphs.load_graph(digest)
-    except UnknownGraph:
-        raise Http404("No graph with this hash is stored.") from None
+    graph = graphs.load_graph(digest)
     document = _from_document(request)
     version = None
     if document is not None:
@@ -112,10 +102,7 @@ def _compare_choices(document: documents.DocumentInfo, *, exclude: str) -> list[
 
 @require_safe
 def download(request: HttpRequest, hex_digest: str) -> HttpResponse:
-    try:
-        body = graphs.export_graph(f"sha256:{hex_digest}")
-    except UnknownGraph:
-        raise Http404("No graph with this hash is stored.") from None
+    body = graphs.export_graph(f"sha256:{hex_digest}")
     document = _from_document(request)
     name = f"{hex_digest[:12]}.json"
     if document is not None:
@@ -185,7 +172,7 @@ def _json(field: dict[str, Any], side: str) -> str | None:
 @require_safe
 @vary_on_headers("HX-Request")
 def compare(request: HttpRequest, slug: str) -> HttpResponse:
-    document = _document(slug)
+    document = documents.get_document(slug)
     choices = [(documents.DRAFT, "the draft")] + [
         (v.graph, f"version {v.version} · {v.graph[7:19]}") for v in document.versions or ()
     ]
