@@ -40,10 +40,12 @@ from django.db.models import Exists, OuterRef, Q
 
 from editor.engine.states import PARKED
 from editor.engine.status import scope_key
+from editor.graph import short_hash
 from editor.models import FrozenGraph, Run, RunEvent, Version
 from editor.services.access import can_approve, can_operate
 from editor.services.errors import InvalidCursor, UnknownRun
 from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
+from editor.services.links import card_id
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
 __all__ = [
@@ -72,11 +74,6 @@ def pretty_json(value: Any) -> str:
 def may_resolve(user: Any, kind: str) -> bool:
     """A gate needs an approver; a budget or a reconciliation an operator (spec 06)."""
     return can_approve(user) if kind == "gate" else can_operate(user)
-
-
-def short_graph_hash(graph_hash: str) -> str:
-    """The first 8 hex digits of a graph hash, as the cards show it."""
-    return graph_hash.removeprefix("sha256:")[:8]
 
 
 def event_time(text: str) -> datetime | None:
@@ -117,19 +114,11 @@ class InboxItem:
 
     @property
     def card_id(self) -> str:
-        return f"card-{self.run}-{self.seq}"
+        return card_id(self.run, self.seq)
 
     @property
     def display_name(self) -> str:
         return self.node_name or self.node
-
-    @property
-    def short_hash(self) -> str:
-        return short_graph_hash(self.graph_hash)
-
-    @property
-    def hex_digest(self) -> str:
-        return self.graph_hash.removeprefix("sha256:")
 
     @property
     def waiting_since(self) -> datetime | None:
@@ -204,7 +193,7 @@ class GraphChoice:
 
     @property
     def label(self) -> str:
-        short = short_graph_hash(self.graph_hash)
+        short = short_hash(self.graph_hash)
         if self.title:
             version = f" v{self.version}" if self.version is not None else ""
             return f"{self.title}{version} ({short})"

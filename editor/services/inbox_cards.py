@@ -16,7 +16,7 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from editor.graph import JsonError, read_json
-from editor.services import approval_forms, inbox, inbox_log, runs
+from editor.services import approval_forms, inbox, inbox_log, links, runs
 from editor.services.approval_forms import ApprovalForm
 from editor.services.approval_widgets import decision_html, field_html
 from editor.services.errors import InvalidRequest, InvalidResume, NotAllowed, NotSuspended
@@ -208,7 +208,7 @@ def resolve_card(user: Any, run_id: str, post: Any) -> Card:
     node = str(post.get("node", "")) or None
     scope = _scope(str(post.get("scope", "")))
     seq = _seq(str(post.get("seq", "")))
-    card_id = f"card-{run_id}-{seq}" if seq is not None else f"card-{run_id}"
+    card_id = links.card_id(run_id, seq)
     item = inbox.pending_item(run_id, node, scope)
     if item is None or (seq is not None and item.seq != seq):
         return _taken(user, run_id, node, scope, card_id)

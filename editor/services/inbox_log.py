@@ -14,7 +14,7 @@ from django.db.models.fields.json import KT
 
 from editor.engine.status import scope_key
 from editor.models import RESOLUTION_KINDS, RunEvent
-from editor.services.inbox import event_time, graph_titles, pretty_json, short_graph_hash
+from editor.services.inbox import event_time, graph_titles, pretty_json
 from editor.services.inbox_filters import NO_FILTER, InboxFilter, document_runs
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
@@ -50,14 +50,6 @@ class Decision:
     document: str | None = None
     document_title: str | None = None
     scope: list[Any] | None = None
-
-    @property
-    def short_hash(self) -> str:
-        return short_graph_hash(self.graph_hash)
-
-    @property
-    def hex_digest(self) -> str:
-        return self.graph_hash.removeprefix("sha256:")
 
     @property
     def input_text(self) -> str:

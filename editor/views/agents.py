@@ -9,11 +9,13 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor.forms import AgentForm
+from editor.graph import hex_digits
 from editor.services import agents, runs
 from editor.services.access import can_author
 from editor.services.errors import InvalidAgent
@@ -45,7 +47,7 @@ def agent_list(request: HttpRequest) -> HttpResponse:
             # The page that starts with it (the list is by name, fifty to a page).
             cursor = agents.page_starting_at(stored.agent)
             query = f"?{urlencode({'cursor': cursor})}" if cursor else ""
-            target = f"/agents/{query}#agent-{stored.agent.removeprefix('sha256:')}"
+            target = f"{reverse('agents')}{query}#agent-{hex_digits(stored.agent)}"
             if request.htmx:
                 return HttpResponseClientRedirect(target)
             return redirect(target)

@@ -28,12 +28,13 @@ from editor.services.errors import (
     WrongState,
 )
 from editor.services.numbers import InvalidNumber, strict_int
+from editor.views.runs import run_url
 
 __all__ = ["fork_run", "run_again"]
 
 
 def _go(request: HttpRequest, run_id: str) -> HttpResponse:
-    url = f"/runs/{run_id}/"
+    url = run_url(run_id)
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
@@ -37,7 +38,8 @@ from editor.views.graphs import is_fragment_request
 
 
 def run_url(run_id: str) -> str:
-    return f"/runs/{run_id}/"
+    """A run's page."""
+    return reverse("run", args=[run_id])
 
 
 @require_safe

@@ -7,11 +7,12 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.forms import StartRunForm
-from editor.graph import Graph, MalformedDocument, parse_document, wire_value
+from editor.graph import Graph, MalformedDocument, parse_document, short_hash, wire_value
 from editor.graph.model import Edge
 from editor.services import canvas, documents, graphs, run_pages
 from editor.services.access import can_operate
@@ -40,7 +41,7 @@ def version_list(request: HttpRequest, slug: str) -> HttpResponse:
 @require_safe
 def prefixed_graph(request: HttpRequest, hex_digest: str) -> HttpResponse:
     """``/g/sha256:<hex>/`` is the same page as ``/g/<hex>/``."""
-    target = f"/g/{hex_digest}/"
+    target = reverse("graph", args=[hex_digest])
     if request.META.get("QUERY_STRING"):
         target += "?" + request.META["QUERY_STRING"]
     return redirect(target, permanent=True)
@@ -70,11 +71,11 @@ def graph_page(request: HttpRequest, hex_digest: str) -> HttpResponse:
     context = {
         "digest": digest,
         "hex": hex_digest,
-        "short": hex_digest[:12],
+        "short": short_hash(hex_digest),
         "document": document,
         "version": version,
         "editor_url": editor_url(document.slug) if document else None,
-        "download_url": f"/g/{hex_digest}/download/{query}",
+        "download_url": reverse("graph_download", args=[hex_digest]) + query,
         "canvas": canvas.draw(graph),
         "json": json.dumps(wire_value(graph), indent=2, ensure_ascii=False),
         "compare_choices": _compare_choices(document, exclude=digest) if document else [],
@@ -96,7 +97,7 @@ def _compare_choices(document: documents.DocumentInfo, *, exclude: str) -> list[
     choices = [(documents.DRAFT, "the draft")]
     for version in document.versions or ():
         if version.graph != exclude:
-            choices.append((version.graph, f"version {version.version} · {version.graph[7:19]}"))
+            choices.append((version.graph, _version_label(version)))
     return choices
 
 
@@ -104,7 +105,7 @@ def _compare_choices(document: documents.DocumentInfo, *, exclude: str) -> list[
 def download(request: HttpRequest, hex_digest: str) -> HttpResponse:
     body = graphs.export_graph(f"sha256:{hex_digest}")
     document = _from_document(request)
-    name = f"{hex_digest[:12]}.json"
+    name = f"{short_hash(hex_digest)}.json"
     if document is not None:
         name = f"{document.slug}-{name}"
     response = HttpResponse(body, content_type="application/json")
@@ -126,8 +127,12 @@ def _side_label(side: str, document: documents.DocumentInfo) -> str:
         return "the draft"
     for version in document.versions or ():
         if version.graph == side:
-            return f"version {version.version} · {side[7:19]}"
-    return side[7:19]
+            return _version_label(version)
+    return short_hash(side)
+
+
+def _version_label(version: documents.VersionInfo) -> str:
+    return f"version {version.version} · {short_hash(version.graph)}"
 
 
 def _compared_canvas(newer: Graph, older: Graph | None, changes: dict[str, Any]) -> Any:
@@ -174,7 +179,7 @@ def _json(field: dict[str, Any], side: str) -> str | None:
 def compare(request: HttpRequest, slug: str) -> HttpResponse:
     document = documents.get_document(slug)
     choices = [(documents.DRAFT, "the draft")] + [
-        (v.graph, f"version {v.version} · {v.graph[7:19]}") for v in document.versions or ()
+        (v.graph, _version_label(v)) for v in document.versions or ()
     ]
     latest = document.versions[0].graph if document.versions else documents.DRAFT
     before = request.GET.get("from") or latest
