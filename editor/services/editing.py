@@ -50,6 +50,7 @@ __all__ = [
     "apply_edit",
     "discard_changes",
     "editor_of",
+    "error_node",
     "load_editor",
     "open_draft",
     "save_text",
@@ -323,7 +324,7 @@ class Editor:
         return [
             error
             for error in self.errors
-            if tuple(error.get("subgraph", ())) == level and _error_node(error) == node_id
+            if tuple(error.get("subgraph", ())) == level and error_node(error) == node_id
         ]
 
 
@@ -345,7 +346,8 @@ class Stale:
     rejected_fields: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _error_node(error: dict[str, Any]) -> str | None:
+def error_node(error: dict[str, Any]) -> str | None:
+    """The node an error is about: its own, or the source of its edge."""
     if "node" in error:
         return str(error["node"])
     edge = error.get("edge")

@@ -26,7 +26,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.edits import NEW_NODE_DEFAULTS
 from editor.services import agents, editing, installation, managing, messages, node_form
-from editor.services.editing import Editor, Refused, Stale
+from editor.services.editing import Draft, Edit, Editor, Refused, Stale
 
 PAGE = "editor/page.html"
 KINDS = list(NEW_NODE_DEFAULTS)
@@ -34,6 +34,19 @@ KINDS = list(NEW_NODE_DEFAULTS)
 
 def revision_of(request: HttpRequest) -> int | None:
     return node_form.whole_number(request.POST.get("revision", ""), minimum=1)
+
+
+def selected_of(request: HttpRequest) -> str | None:
+    """The node whose form the page showed when it posted an edit that is not about it."""
+    return request.POST.get("selected") or None
+
+
+def apply(
+    request: HttpRequest, draft: Draft, change: Edit, **options: Any
+) -> Editor | Refused | Stale:
+    """One edit of the draft by the person posting, at the revision their page read
+    (``options``: what :func:`editing.apply_edit` records with it)."""
+    return editing.apply_edit(request.user, draft, revision_of(request), change, **options)
 
 
 def level_of(request: HttpRequest) -> tuple[str, ...]:
@@ -137,7 +150,7 @@ def page_context(
     error_rows = []
     for error in ed.errors:
         where = tuple(error.get("subgraph", ()))
-        target = _error_target(error)
+        target = editing.error_node(error)
         found = target is not None and ed.node(target, where) is not None
         error_rows.append(
             {
@@ -213,15 +226,6 @@ def _field_label(ed: Editor, entry: dict[str, Any]) -> str:
             if form_field.key == entry["field"]:
                 return form_field.label
     return str(entry["field"])
-
-
-def _error_target(error: dict[str, Any]) -> str | None:
-    if "node" in error:
-        return str(error["node"])
-    edge = error.get("edge")
-    if isinstance(edge, dict):
-        return str(edge.get("from"))
-    return None
 
 
 @require_safe

@@ -12,7 +12,7 @@ from editor.services import documents, editing, node_form
 from editor.services.editing import Draft
 from editor.services.errors import InvalidRequest
 from editor.services.paging import MAX_LIMIT
-from editor.views.editor import answer, guarded, revision_of
+from editor.views.editor import answer, guarded, revision_of, selected_of
 
 __all__ = ["history_panel", "redo", "restore", "undo"]
 
@@ -22,7 +22,7 @@ def _step(request: HttpRequest, draft: Draft, how: str, number: int | None = Non
         result = editing.step_history(request.user, draft, revision_of(request), how, number)
     except InvalidRequest as error:
         return answer(request, editing.editor_of(draft), None, history_error=str(error))
-    selected = request.POST.get("selected") or None
+    selected = selected_of(request)
     notice = {"undo": "Undone.", "redo": "Redone."}.get(how, f"Restored revision {number}.")
     return answer(request, result, selected, undo_notice=notice)
 

@@ -3,9 +3,9 @@
 :func:`service_error_page` is the one place a service error becomes a page (the API's
 counterpart is ``editor.api.errors``): ``editor.middleware.ServiceErrorPageMiddleware`` calls it
 for whatever a page view lets through, so views catch only the errors they answer in place (a
-form shown again with its problem). ``PAGE_ERRORS`` is its table, the most specific class
-first: a missing thing is Django's ``404`` page, a missing role its ``403`` page, a value no
-form sends a plain-text ``400`` that names it.
+form shown again with its problem): a missing thing is Django's ``404`` page (``NOT_FOUND``
+says which errors, and what the page says), a missing role its ``403`` page, a value no form
+sends a plain-text ``400`` that names it.
 
 ``handler500`` is :func:`server_error`. It also answers for the database being unreachable:
 the first query of a request is usually made by a middleware (the session, behind
@@ -37,6 +37,7 @@ from editor.services.errors import (
     UnknownDocument,
     UnknownGraph,
     UnknownRun,
+    mapped,
 )
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "DATABASE_ERRORS",
     "FAILED",
-    "PAGE_ERRORS",
+    "FORBIDDEN",
+    "NOT_FOUND",
     "RETRY_AFTER_SECONDS",
     "UNAVAILABLE",
     "server_error",
@@ -63,33 +65,31 @@ UNAVAILABLE = "Gatehouse cannot reach its database right now; try again in a mom
 FAILED = "Gatehouse could not answer this request. The error has been logged."
 
 
-#: What a page answers for each service error a view lets through: Django's 404 or 403 page
-#: with this message, or ``400`` with the error itself as plain text (``None``). A class not in
-#: the table (nor a subclass of one) is a bug where it is raised: the plain ``500`` page.
-PAGE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
-    UnknownRun: (404, "No run has this id."),
-    UnknownGraph: (404, "No graph with this hash is stored."),
-    UnknownDocument: (404, "No such graph."),
-    UnknownAgent: (404, "No agent definition with this hash is stored."),
-    NotAllowed: (403, "Your roles do not allow this."),
-    InvalidRequest: (400, None),
+#: The service errors a page answers with Django's 404 page, and what each says there.
+NOT_FOUND: dict[type[ServiceError], str] = {
+    UnknownRun: "No run has this id.",
+    UnknownGraph: "No graph with this hash is stored.",
+    UnknownDocument: "No such graph.",
+    UnknownAgent: "No agent definition with this hash is stored.",
 }
+#: What the 403 page says for ``NotAllowed``.
+FORBIDDEN = "Your roles do not allow this."
 
 
 def service_error_page(request: HttpRequest, error: Exception) -> HttpResponse | None:
-    """The page for a service error, or ``None`` when ``error`` is not one the table maps."""
-    for cls in type(error).__mro__:
-        if cls in PAGE_ERRORS:
-            status, message = PAGE_ERRORS[cls]
-            break
-    else:
-        return None
-    if status == 404:
+    """The page for a service error a view let through: Django's 404 page for a missing thing
+    (:data:`NOT_FOUND`), its 403 page for a missing role, a plain-text ``400`` naming a value
+    no form sends (``InvalidRequest``); ``None`` for anything else, which is a bug where it is
+    raised (the plain ``500`` page)."""
+    message = mapped(NOT_FOUND, error)
+    if message is not None:
         return response_for_exception(request, Http404(message))
-    if status == 403:
-        return response_for_exception(request, PermissionDenied(message))
-    # Only a crafted request gets here: the forms send nothing a service refuses this way.
-    return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+    if isinstance(error, NotAllowed):
+        return response_for_exception(request, PermissionDenied(FORBIDDEN))
+    if isinstance(error, InvalidRequest):
+        # Only a crafted request gets here: the forms send nothing a service refuses this way.
+        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+    return None
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
