@@ -8,17 +8,17 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from editor.forms import AgentForm
 from editor.graph import hex_digits
 from editor.services import agents, runs
 from editor.services.access import can_author
 from editor.services.errors import InvalidAgent
+from editor.views.graphs import go_to
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -48,9 +48,7 @@ def agent_list(request: HttpRequest) -> HttpResponse:
             cursor = agents.page_starting_at(stored.agent)
             query = f"?{urlencode({'cursor': cursor})}" if cursor else ""
             target = f"{reverse('agents')}{query}#agent-{hex_digits(stored.agent)}"
-            if request.htmx:
-                return HttpResponseClientRedirect(target)
-            return redirect(target)
+            return go_to(request, target)
     if request.htmx and request.method == "POST":
         return render(request, "agents/list.html#form", {"form": form})
     cursor = request.GET.get("cursor") or None

@@ -6,23 +6,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from editor.services import managing
 from editor.services.errors import InvalidRequest, SlugTaken
+from editor.views.graphs import editor_url, go_to
 
 __all__ = ["archive", "delete", "duplicate", "rename"]
-
-
-def _go(request: HttpRequest, url: str) -> HttpResponse:
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-
-
-def _editor(slug: str) -> str:
-    return reverse("editor", args=[slug])
 
 
 @require_POST
@@ -34,12 +25,12 @@ def rename(request: HttpRequest, slug: str) -> HttpResponse:
         document = managing.update_document(request.user, slug, title=title, new_slug=new_slug)
     except SlugTaken:
         messages.error(request, f"The slug “{new_slug}” is taken by another graph; choose another.")
-        return _go(request, _editor(slug))
+        return go_to(request, editor_url(slug))
     except InvalidRequest as error:
         messages.error(request, f"Not renamed: {error}.")
-        return _go(request, _editor(slug))
+        return go_to(request, editor_url(slug))
     messages.success(request, f"Renamed to “{document.title}” ({document.slug}).")
-    return _go(request, _editor(document.slug))
+    return go_to(request, editor_url(document.slug))
 
 
 @require_POST
@@ -47,7 +38,7 @@ def duplicate(request: HttpRequest, slug: str) -> HttpResponse:
     """**Duplicate**: a new document with a copy of this draft."""
     document = managing.duplicate_document(request.user, slug)
     messages.success(request, f"This is a copy of {slug}, as “{document.title}”.")
-    return _go(request, _editor(document.slug))
+    return go_to(request, editor_url(document.slug))
 
 
 @require_POST
@@ -61,9 +52,9 @@ def archive(request: HttpRequest, slug: str) -> HttpResponse:
             f"Archived “{document.title}”: it is listed under Archived graphs, where it can be "
             "restored.",
         )
-        return _go(request, reverse("home"))
+        return go_to(request, reverse("home"))
     messages.success(request, f"Restored “{document.title}” to the graphs list.")
-    return _go(request, _editor(document.slug))
+    return go_to(request, editor_url(document.slug))
 
 
 @require_POST
@@ -80,4 +71,4 @@ def delete(request: HttpRequest, slug: str) -> HttpResponse:
         f"Deleted {slug}: its draft and {deleted.revisions} saved "
         f"revision{'s' if deleted.revisions != 1 else ''}.{kept}",
     )
-    return _go(request, reverse("home"))
+    return go_to(request, reverse("home"))

@@ -13,10 +13,9 @@ import uuid
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from editor.services import forks
 from editor.services.errors import (
@@ -28,14 +27,10 @@ from editor.services.errors import (
     WrongState,
 )
 from editor.services.numbers import InvalidNumber, strict_int
+from editor.views.graphs import go_to
 from editor.views.runs import run_url
 
 __all__ = ["fork_run", "run_again"]
-
-
-def _go(request: HttpRequest, run_id: str) -> HttpResponse:
-    url = run_url(run_id)
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _acknowledged(request: HttpRequest) -> list[int]:
@@ -71,7 +66,7 @@ def fork_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         context["fork_problem"] = f"Not retried: {error}."
         status = 400
     else:
-        return _go(request, made.run)
+        return go_to(request, run_url(made.run))
     if request.htmx:
         # htmx swaps only successful answers: the form with the writes to acknowledge is one.
         return render(request, "runs/_retry.html", context)
@@ -85,4 +80,4 @@ def run_again(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         started = forks.run_again(request.user, str(run_id))
     except (NotRunnable, InvalidRequest) as error:
         return render(request, "runs/again.html", {"run_id": str(run_id), "problem": str(error)})
-    return _go(request, started.run)
+    return go_to(request, run_url(started.run))

@@ -28,6 +28,11 @@ def is_fragment_request(request: HttpRequest) -> bool:
     return bool(request.htmx) and not request.htmx.history_restore_request
 
 
+def go_to(request: HttpRequest, url: str) -> HttpResponse:
+    """After a post that worked: the browser goes to ``url`` (htmx is told to load it whole)."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
 def editor_url(slug: str) -> str:
     """The editor page of a document."""
     return reverse("editor", args=[slug])
@@ -80,9 +85,7 @@ def new_graph(request: HttpRequest) -> HttpResponse:
         except InvalidRequest as error:
             form.add_error("title", str(error))
         else:
-            if request.htmx:
-                return HttpResponseClientRedirect(editor_url(document.slug))
-            return redirect(editor_url(document.slug))
+            return go_to(request, editor_url(document.slug))
     template = "graphs/new.html#form" if request.htmx else "graphs/new.html"
     return render(request, template, {"form": form, "agents": agent_list})
 

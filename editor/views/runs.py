@@ -21,7 +21,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from editor.forms import StartRunForm
 from editor.services import run_filters, run_lists, run_pages, runs
@@ -34,7 +33,7 @@ from editor.services.errors import (
     UnknownDocument,
 )
 from editor.services.numbers import strict_int
-from editor.views.graphs import is_fragment_request
+from editor.views.graphs import go_to, is_fragment_request
 
 
 def run_url(run_id: str) -> str:
@@ -143,8 +142,6 @@ def start_run(request: HttpRequest, hex_digest: str) -> HttpResponse:
         except InvalidRequest as error:
             form.add_error("input" if error.field == "input" else None, str(error))
         else:
-            if request.htmx:
-                return HttpResponseClientRedirect(run_url(started.run))
-            return redirect(run_url(started.run))
+            return go_to(request, run_url(started.run))
     template = "versions/graph.html#start" if request.htmx else "runs/start.html"
     return render(request, template, context)
