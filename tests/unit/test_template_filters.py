@@ -34,3 +34,9 @@ def test_the_filters_say_the_same_as_the_helpers() -> None:
 def test_a_card_is_named_by_its_run_and_the_position_of_its_item() -> None:
     assert card_id("r1", 7) == "card-r1-7"
     assert card_id("r1") == "card-r1"
+
+
+def test_a_run_is_shown_by_the_start_of_its_id() -> None:
+    run = "0f8b2c1e-5d4a-4e33-9a7b-2c6f1e0d9b8a"
+
+    assert render("{{ r|short_run }} {% url 'run' r %}", r=run) == f"0f8b2c1e /runs/{run}/"
