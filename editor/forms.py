@@ -20,6 +20,7 @@ from editor.graph import (
     MalformedDocument,
     parse_document,
     read_json,
+    short_hash,
     wire_value,
 )
 from editor.graph.edits import format_draft
@@ -94,7 +95,8 @@ class NewGraphForm(forms.Form):
     def __init__(self, *args: Any, agents: list[AgentInfo], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choices = [("", "— choose —")] + [
-            (agent.agent, f"{agent.name or '(unnamed)'} · {agent.agent[7:19]}") for agent in agents
+            (agent.agent, f"{agent.name or '(unnamed)'} · {short_hash(agent.agent)}")
+            for agent in agents
         ]
         for name in ("writer", "critic", "synthesizer"):
             self.fields[name].choices = choices  # type: ignore[attr-defined]

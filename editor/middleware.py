@@ -8,6 +8,10 @@
   route does not take, or Django's plain-text or HTML error pages — is rewritten into
   the API's error envelope, so nothing under ``/v1/`` is ever an HTML error page.
 
+Pages (:class:`ServiceErrorPageMiddleware`): a service error a view lets through becomes its
+page (``editor.views.errors.service_error_page``: ``404``, ``403`` or ``400``), the one mapping
+for every page as ``editor.api.errors`` is for ``/v1``.
+
 Pages (:class:`BodySizeLimitMiddleware`): a body over the same cap is refused with a plain
 ``413`` page, before the session, the CSRF check or a form reads it. Without it Django would
 answer a form over its own cap with a bare ``400``, and would spool a large uploaded file to
@@ -30,8 +34,14 @@ from django.http import (
 from django.template.loader import render_to_string
 
 from editor.api.errors import payload_too_large, status_response
+from editor.views.errors import service_error_page
 
-__all__ = ["ApiBoundaryMiddleware", "BodySizeLimitMiddleware", "RenamedDocumentMiddleware"]
+__all__ = [
+    "ApiBoundaryMiddleware",
+    "BodySizeLimitMiddleware",
+    "RenamedDocumentMiddleware",
+    "ServiceErrorPageMiddleware",
+]
 
 API_PREFIX = "/v1/"
 
@@ -83,6 +93,21 @@ class RenamedDocumentMiddleware:
         if not reading_a_page:
             redirect.status_code = 308
         return redirect
+
+
+class ServiceErrorPageMiddleware:
+    """A page view's uncaught service error becomes its page (``/v1`` maps its own)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if request.path_info.startswith(API_PREFIX):
+            return None
+        return service_error_page(request, exception)
 
 
 class BodySizeLimitMiddleware:

@@ -164,6 +164,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # A document's old slug, answered 404, leads to its new one.
     "editor.middleware.RenamedDocumentMiddleware",
+    # A service error a page view lets through becomes its 404, 403 or 400 page.
+    "editor.middleware.ServiceErrorPageMiddleware",
     # Last, as django-axes asks: turns a locked-out sign-in into the "too many attempts" page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -48,6 +48,7 @@ from editor.services.errors import (
     UnknownRun,
     UnsupportedMediaType,
     WrongState,
+    mapped,
 )
 
 __all__ = ["CODES_BY_STATUS", "error_response", "install_error_handlers", "not_found_router"]
@@ -138,13 +139,13 @@ def payload_too_large(limit: int) -> JsonResponse:
 
 
 def _service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
-    for cls in type(exc).__mro__:
-        if cls in SERVICE_ERRORS:
-            status, code = SERVICE_ERRORS[cls]
-            if code is None:
-                code = str(getattr(exc, "code", None) or CODES_BY_STATUS[status])
-            return error_response(status, code, str(exc), exc.details())
-    return _unexpected(request, exc)
+    found = mapped(SERVICE_ERRORS, exc)
+    if found is None:
+        return _unexpected(request, exc)
+    status, code = found
+    if code is None:
+        code = str(getattr(exc, "code", None) or CODES_BY_STATUS[status])
+    return error_response(status, code, str(exc), exc.details())
 
 
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:

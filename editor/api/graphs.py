@@ -13,6 +13,7 @@ from ninja import Query, Router, Status
 
 from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import ErrorOut, GraphCreatedOut, GraphListOut, GraphOut, ValidationOut
+from editor.graph import short_hash
 from editor.services import graphs, runs
 from editor.services.paging import MAX_LIMIT
 
@@ -94,9 +95,7 @@ def get_graph(request: HttpRequest, graph: str) -> dict[str, Any]:
 def export_graph(request: HttpRequest, graph: str) -> HttpResponse:
     """The canonical bytes of a stored graph, cacheable forever."""
     response = HttpResponse(graphs.export_graph(graph), content_type="application/json")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{graph.removeprefix("sha256:")[:12]}.json"'
-    )
+    response["Content-Disposition"] = f'attachment; filename="{short_hash(graph)}.json"'
     response["ETag"] = f'"{graph}"'
     response["Cache-Control"] = FOREVER
     return response

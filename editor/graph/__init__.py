@@ -23,7 +23,14 @@ from editor.graph.expressions import (
     parse_expression,
     parse_reference,
 )
-from editor.graph.jsonio import canonical_json, hash_bytes, hash_value, read_json
+from editor.graph.jsonio import (
+    canonical_json,
+    hash_bytes,
+    hash_value,
+    hex_digits,
+    read_json,
+    short_hash,
+)
 from editor.graph.model import (
     SCHEMA_VERSION,
     AgentNode,
@@ -76,12 +83,14 @@ __all__ = [
     "graph_json_schema",
     "hash_bytes",
     "hash_value",
+    "hex_digits",
     "parse_agent_definition",
     "parse_document",
     "parse_expression",
     "parse_graph",
     "parse_reference",
     "read_json",
+    "short_hash",
     "summarize",
     "validate",
     "validate_document",

@@ -29,17 +29,21 @@ import orjson
 from editor.graph.errors import JsonError
 
 __all__ = [
+    "HASH_PREFIX",
     "I64_MIN",
     "MAX_DEPTH",
+    "SHORT_HASH_DIGITS",
     "U64_MAX",
     "canonical_json",
     "canonical_text",
     "format_float",
     "hash_value",
+    "hex_digits",
     "number_from_text",
     "pretty_json",
     "read_json",
     "reference_number",
+    "short_hash",
     "write_json",
 ]
 
@@ -348,9 +352,15 @@ def canonical_text(value: Any) -> str:
     return canonical_json(value).decode("utf-8")
 
 
+#: What every content hash starts with (a graph's id, an agent definition's, a schema's).
+HASH_PREFIX = "sha256:"
+#: How many hex digits stand for a hash where people read it (a link, a label, a file name).
+SHORT_HASH_DIGITS = 12
+
+
 def hash_bytes(data: bytes) -> str:
     """``sha256:`` + the lowercase hex SHA-256 of ``data`` (canonical bytes, say: a graph's id)."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return HASH_PREFIX + hashlib.sha256(data).hexdigest()
 
 
 def hash_value(value: Any) -> str:
@@ -362,3 +372,14 @@ def pretty_json(value: Any) -> str:
     """``value`` as JSON for people: indented by two spaces, non-ASCII text as it is (the
     pages, the command line, the schema file)."""
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def hex_digits(digest: str) -> str:
+    """A content hash without its ``sha256:`` prefix (as the ``/g/<hex>/`` pages name it)."""
+    return digest.removeprefix(HASH_PREFIX)
+
+
+def short_hash(digest: str) -> str:
+    """The first :data:`SHORT_HASH_DIGITS` hex digits of a content hash, with or without its
+    prefix: how pages, labels and file names show it."""
+    return hex_digits(digest)[:SHORT_HASH_DIGITS]

@@ -7,6 +7,7 @@ Each class carries the data its rendering needs, never an HTTP status.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "UnknownRun",
     "UnsupportedMediaType",
     "WrongState",
+    "mapped",
 ]
 
 
@@ -332,3 +334,13 @@ class ForkHazard(ServiceError):
 
     def details(self) -> dict[str, Any]:
         return {"writes": self.writes}
+
+
+def mapped[T](table: Mapping[type[ServiceError], T], error: BaseException) -> T | None:
+    """What an edge's ``table`` says for ``error``: the entry of its most specific class that
+    the table names, or ``None`` (``editor.api.errors`` for ``/v1``, ``editor.views.errors``
+    for pages)."""
+    for cls in type(error).__mro__:
+        if cls in table:
+            return table[cls]
+    return None

@@ -14,20 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from django.utils.safestring import SafeString, mark_safe
-
 from editor.graph import JsonError, read_json
-from editor.services import approval_forms, inbox, inbox_log, resolutions
+from editor.services import approval_forms, inbox, inbox_log, links, resolutions
 from editor.services.access import can_resolve, can_resolve_any
 from editor.services.approval_forms import ApprovalForm
-from editor.services.approval_widgets import decision_html, field_html
 from editor.services.errors import InvalidRequest, InvalidResume, NotAllowed, NotSuspended
 from editor.services.inbox import InboxItem
 from editor.services.inbox_log import Decision
 from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
-from editor.services.rich_text import markdown_html
 from editor.services.storable import nul_path
-from editor.services.value_view import value_html
 
 __all__ = ["Card", "card", "cards", "resolve_card"]
 
@@ -56,31 +51,6 @@ class Card:
     @property
     def scope_json(self) -> str:
         return json.dumps(self.item.scope) if self.item and self.item.scope else ""
-
-    @property
-    def prompt_html(self) -> SafeString:
-        """The gate's prompt as sanitised Markdown (``rich_text``)."""
-        reason = self.item.reason if self.item is not None else None
-        return mark_safe(markdown_html(reason) if isinstance(reason, str) and reason else "")
-
-    @property
-    def value_html(self) -> SafeString:
-        """The value at the gate, readable: text, or a tree (``value_view``)."""
-        # value_view escapes every piece it writes.
-        return mark_safe(value_html(self.item.value if self.item is not None else None))
-
-    @property
-    def fields_html(self) -> list[SafeString]:
-        """The generated fields of a gate's form, rendered (see ``approval_widgets``)."""
-        if self.form is None or self.form.fields is None:
-            return []
-        return [field_html(field, self.card_id) for field in self.form.shown_fields]
-
-    @property
-    def decision_html(self) -> SafeString | None:
-        """The decision's two buttons, when the gate's schema has a required boolean."""
-        decision = self.form.decision if self.form is not None else None
-        return decision_html(decision, self.card_id) if decision is not None else None
 
 
 def card(item: InboxItem, *, may_resolve: bool) -> Card:
@@ -209,7 +179,7 @@ def resolve_card(user: Any, run_id: str, post: Mapping[str, str]) -> Card:
     node = str(post.get("node", "")) or None
     scope = _scope(str(post.get("scope", "")))
     seq = _seq(str(post.get("seq", "")))
-    card_id = f"card-{run_id}-{seq}" if seq is not None else f"card-{run_id}"
+    card_id = links.card_id(run_id, seq)
     run, item = inbox.pending_item(run_id, node, scope)
     if item is None or (seq is not None and item.seq != seq):
         return _taken(user, run_id, node, scope, card_id)

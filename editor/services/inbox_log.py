@@ -16,7 +16,7 @@ from django.db.models.fields.json import KT
 from editor.engine.ports import Envelope
 from editor.engine.status import scope_key
 from editor.models import RESOLUTION_KINDS, RunEvent
-from editor.services.display import ShowsGraphHash, event_time, pretty_json
+from editor.services.display import event_time, pretty_json
 from editor.services.inbox import graph_titles
 from editor.services.inbox_filters import NO_FILTER, InboxFilter
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
@@ -37,7 +37,7 @@ _IS_RESOLUTION = RawSQL(
 
 
 @dataclass(frozen=True, slots=True)
-class Decision(ShowsGraphHash):
+class Decision:
     """One entry of the decision log (``GET /v1/inbox/resolved``)."""
 
     kind: str

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-__all__ = ["LOCAL_BASE_URL", "absolute_url", "base_url", "base_url_is_set"]
+__all__ = ["LOCAL_BASE_URL", "absolute_url", "base_url", "base_url_is_set", "card_id"]
 
 #: What ``manage.py runserver`` serves when told nothing else.
 LOCAL_BASE_URL = "http://127.0.0.1:8000"
@@ -39,3 +39,9 @@ def base_url() -> str:
 def absolute_url(path: str) -> str:
     """``path`` (``/inbox/#card-…``) on this installation."""
     return base_url() + (path if path.startswith("/") else "/" + path)
+
+
+def card_id(run: str, seq: int | None = None) -> str:
+    """An inbox card's element id, ``card-<run>-<seq>``, which links name as their fragment
+    (``/inbox/#card-…``); ``card-<run>`` when the post did not say which item it was."""
+    return f"card-{run}" if seq is None else f"card-{run}-{seq}"

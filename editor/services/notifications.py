@@ -32,7 +32,7 @@ from django.db.models import Q
 from editor.models import Run, RunEvent
 from editor.services.access import APPROVE, OPERATE
 from editor.services.inbox import node_names
-from editor.services.links import absolute_url, base_url, base_url_is_set
+from editor.services.links import absolute_url, base_url, base_url_is_set, card_id
 
 __all__ = [
     "OPERATOR_CARDS",
@@ -57,7 +57,7 @@ def email_configured() -> bool:
 
 def card_link(run_id: str, seq: int) -> str:
     """The absolute address of the inbox card of the item recorded at ``seq``."""
-    return absolute_url(f"/inbox/#card-{run_id}-{seq}")
+    return absolute_url(f"/inbox/#{card_id(run_id, seq)}")
 
 
 def _addresses(permission: str) -> list[str]:

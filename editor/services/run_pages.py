@@ -32,6 +32,7 @@ from editor.models import Run, RunEvent
 from editor.services import canvas, graphs, runs
 from editor.services.display import pretty_json
 from editor.services.forks import fork_children
+from editor.services.links import card_id
 from editor.services.run_timeline import TimelinePage, newest, since
 
 __all__ = [
@@ -205,7 +206,7 @@ def _waiting(info: runs.RunInfo, graph_levels: Levels) -> list[WaitingItem]:
     for item in info.pending:
         node = str(item.get("node"))
         name, where = _display(graph_levels, item.get("scope"), node)
-        card = f"/inbox/?{urlencode({'run': info.run})}#card-{info.run}-{item.get('seq')}"
+        card = f"/inbox/?{urlencode({'run': info.run})}#{card_id(info.run, item.get('seq'))}"
         items.append(WaitingItem(str(item.get("kind")), node, name, where, card))
     return items
 

@@ -7,16 +7,18 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect, render
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from editor.forms import AgentForm
+from editor.graph import hex_digits
 from editor.services import agents, runs
 from editor.services.access import can_author
-from editor.services.errors import InvalidAgent, InvalidCursor, NotAllowed
+from editor.services.errors import InvalidAgent
+from editor.views.graphs import go_to
 from editor.views.htmx import HtmxHttpRequest
 
 
@@ -33,8 +35,6 @@ def agent_list(request: HtmxHttpRequest) -> HttpResponse:
             stored = agents.create_agent(request.user, json.dumps(form.definition()))
         except InvalidAgent as error:
             form.add_service_errors(error.errors)
-        except NotAllowed:
-            raise PermissionDenied("Creating agent definitions needs the authors role.") from None
         else:
             name = form.cleaned_data["name"]
             if stored.created:
@@ -48,17 +48,12 @@ def agent_list(request: HtmxHttpRequest) -> HttpResponse:
             # The page that starts with it (the list is by name, fifty to a page).
             cursor = agents.page_starting_at(stored.agent)
             query = f"?{urlencode({'cursor': cursor})}" if cursor else ""
-            target = f"/agents/{query}#agent-{stored.agent.removeprefix('sha256:')}"
-            if request.htmx:
-                return HttpResponseClientRedirect(target)
-            return redirect(target)
+            target = f"{reverse('agents')}{query}#agent-{hex_digits(stored.agent)}"
+            return go_to(request, target)
     if request.htmx and request.method == "POST":
         return render(request, "agents/list.html#form", {"form": form})
     cursor = request.GET.get("cursor") or None
-    try:
-        page = agents.list_agents(cursor=cursor)
-    except InvalidCursor as error:
-        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+    page = agents.list_agents(cursor=cursor)
     return render(
         request,
         "agents/list.html",

@@ -17,7 +17,8 @@ import hashlib
 from typing import Any
 from urllib.parse import quote
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
@@ -25,8 +26,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.edits import NEW_NODE_DEFAULTS
 from editor.services import agents, editing, installation, managing, messages, node_form
-from editor.services.editing import CheckedDraft, ParsedDraft, Refused, Stale
-from editor.services.errors import InvalidRequest, NotAllowed, UnknownDocument
+from editor.services.editing import CheckedDraft, Edit, ParsedDraft, Refused, Stale
 from editor.views.htmx import HtmxHttpRequest
 
 PAGE = "editor/page.html"
@@ -34,14 +34,24 @@ KINDS = list(NEW_NODE_DEFAULTS)
 
 
 def open_draft(request: HttpRequest, slug: str) -> ParsedDraft:
-    try:
-        return editing.open_draft(request.user, slug, reverse("editor", args=[slug]))
-    except UnknownDocument:
-        raise Http404("No such graph.") from None
+    return editing.open_draft(request.user, slug, reverse("editor", args=[slug]))
 
 
 def revision_of(request: HttpRequest) -> int | None:
     return node_form.whole_number(request.POST.get("revision", ""), minimum=1)
+
+
+def selected_of(request: HttpRequest) -> str | None:
+    """The node whose form the page showed when it posted an edit that is not about it."""
+    return request.POST.get("selected") or None
+
+
+def apply(
+    request: HttpRequest, draft: ParsedDraft, change: Edit, **options: Any
+) -> CheckedDraft | Refused | Stale:
+    """One edit of the draft by the person posting, at the revision their page read
+    (``options``: what :func:`editing.apply_edit` records with it)."""
+    return editing.apply_edit(request.user, draft, revision_of(request), change, **options)
 
 
 def level_of(request: HttpRequest) -> tuple[str, ...]:
@@ -304,17 +314,12 @@ def guarded(view: Any) -> Any:
 
     @require_POST
     def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
-        draft = open_draft(request, slug)
+        draft = editing.open_draft(request.user, slug)
         if not draft.can_edit:
-            return HttpResponse("Only authors may edit graphs.", status=403)
+            raise PermissionDenied("Only authors may edit graphs.")
         if revision_of(request) is None:
             return HttpResponseBadRequest("The form did not say which revision it edits.")
-        try:
-            return view(request, draft)
-        except NotAllowed:
-            return HttpResponse("Only authors may edit graphs.", status=403)
-        except InvalidRequest as error:  # a value no form sends (a NUL in the draft's text)
-            return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+        return view(request, draft)
 
     wrapped.__name__ = view.__name__
     wrapped.__doc__ = view.__doc__

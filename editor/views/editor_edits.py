@@ -31,11 +31,13 @@ from editor.services.errors import InvalidGraph, InvalidRequest, StaleDraft
 from editor.views.editor import (
     PAGE,
     answer,
+    apply,
     guarded,
     leave_out_shown,
     level_of,
     page_context,
     revision_of,
+    selected_of,
 )
 from editor.views.htmx import HtmxHttpRequest
 
@@ -92,9 +94,7 @@ def edit_node(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
         def missing(value: dict[str, Any]) -> dict[str, Any]:
             raise EditRefused("", f"there is no node `{node_id}` any more")
 
-        result = editing.apply_edit(
-            request.user, draft, revision_of(request), missing, submitted=submitted
-        )
+        result = apply(request, draft, missing, submitted=submitted)
         ed = result.editor if isinstance(result, (Refused, Stale)) else result
         return answer(request, result if isinstance(result, Stale) else ed, None)
     new_id = request.POST.get("id", node_id)
@@ -126,10 +126,9 @@ def edit_node(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     summary, coalesce = _form_summary(node, kept_id, read.fields)
     if mine:
         summary += "; held back " + ", ".join(f"`{entry['field']}`" for entry in mine)
-    result = editing.apply_edit(
-        request.user,
+    result = apply(
+        request,
         draft,
-        revision_of(request),
         lambda value: update_node(value, node_id, read.fields, new_id=kept_id, level=level),
         submitted=submitted,
         summary=summary,
@@ -157,16 +156,15 @@ def drop_held(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
             and list(entry.get("level", [])) == where
         )
     ]
-    result = editing.apply_edit(
-        request.user,
+    result = apply(
+        request,
         draft,
-        revision_of(request),
         lambda value: value,
         submitted=[("discard typed text", f"{node_id} {field}")],
         summary=f"discarded the text typed in `{field}` of `{node_id}`",
         held=kept,
     )
-    selected = request.POST.get("selected") or None
+    selected = selected_of(request)
     return answer(request, result, selected, undo_notice="Discarded the typed text.")
 
 
@@ -176,10 +174,9 @@ def new_node(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     kind = request.POST.get("kind", "")
     node_id = request.POST.get("id", "")
     level = level_of(request)
-    result = editing.apply_edit(
-        request.user,
+    result = apply(
+        request,
         draft,
-        revision_of(request),
         lambda value: add_node(value, kind, node_id, level=level),
         submitted=[("add node", f"{kind} {node_id}")],
         summary=f"added {kind} node `{node_id}`",
@@ -216,10 +213,9 @@ def new_node_after(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse
         return value
 
     summary = f"added {kind} node" + (f" after `{after}`" if source is not None else "")
-    result = editing.apply_edit(
-        request.user,
+    result = apply(
+        request,
         draft,
-        revision_of(request),
         change,
         submitted=[("add node", f"{kind} after {after}")],
         summary=summary,
@@ -235,18 +231,18 @@ def remove_node(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Delete node**, and its edges (undoable)."""
     node_id = request.POST.get("node", "")
     level = level_of(request)
-    result = editing.apply_edit(
-        request.user,
-        draft,
-        revision_of(request),
-        lambda value: delete_node(value, node_id, level=level),
-        submitted=[("delete node", node_id)],
-        summary=f"deleted node `{node_id}`",
-        held=[
-            entry
-            for entry in draft.held
-            if entry["node"] != node_id or tuple(entry.get("level", ())) != level
-        ],
+    held = [
+        entry
+        for entry in draft.held
+        if entry["node"] != node_id or tuple(entry.get("level", ())) != level
+    ]
+
+    def change(value: dict[str, Any]) -> dict[str, Any]:
+        return delete_node(value, node_id, level=level)
+
+    summary = f"deleted node `{node_id}`"
+    result = apply(
+        request, draft, change, submitted=[("delete node", node_id)], summary=summary, held=held
     )
     return answer(request, result, None, undo_notice=f"Deleted node {node_id}.")
 
@@ -264,18 +260,14 @@ def new_edge(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     source_node = draft.node(source, level)
     if source_node is not None and source_node["kind"] != "branch":
         label = None  # only a branch's edges carry a label: the case they are taken for
-    result = editing.apply_edit(
-        request.user,
+    result = apply(
+        request,
         draft,
-        revision_of(request),
         lambda value: add_edge(value, source, target, label, level=level),
         submitted=[("add edge", f"{source} -> {target} {label or ''}".strip())],
         summary=f"added edge `{source}` → `{target}`" + (f" [{label}]" if label else ""),
     )
-    selected = request.POST.get("selected") or None
-    if isinstance(result, Refused):
-        return answer(request, result.editor, selected, edge_error=result.message)
-    return answer(request, result, selected, edge_added=True)
+    return _edge_answer(request, result, edge_added=True)
 
 
 @guarded
@@ -289,19 +281,25 @@ def remove_edge(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     edges = current["edges"] if current is not None else []
     named = edges[index] if 0 <= index < len(edges) else None
     what = f"`{named['from']}` → `{named['to']}`" if named else f"number {raw}"
-    result = editing.apply_edit(
-        request.user,
-        draft,
-        revision_of(request),
-        lambda value: delete_edge(value, index, level=level),
-        submitted=[("delete edge", raw)],
-        summary=f"deleted edge {what}",
+
+    def change(value: dict[str, Any]) -> dict[str, Any]:
+        return delete_edge(value, index, level=level)
+
+    result = apply(
+        request, draft, change, submitted=[("delete edge", raw)], summary=f"deleted edge {what}"
     )
-    selected = request.POST.get("selected") or None
+    shown = f"{named['from']} → {named['to']}" if named else ""
+    return _edge_answer(request, result, undo_notice=f"Deleted edge {shown}.")
+
+
+def _edge_answer(
+    request: HtmxHttpRequest, result: CheckedDraft | Refused | Stale, **done: Any
+) -> HttpResponse:
+    """An edge edit's answer: its refusal beside **Add edge**, or the page with ``done``."""
+    selected = selected_of(request)
     if isinstance(result, Refused):
         return answer(request, result.editor, selected, edge_error=result.message)
-    shown = f"{named['from']} → {named['to']}" if named else ""
-    return answer(request, result, selected, undo_notice=f"Deleted edge {shown}.")
+    return answer(request, result, selected, **done)
 
 
 @guarded
@@ -309,7 +307,7 @@ def edit_json(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """The **JSON** tab: the whole draft, saved as typed."""
     text = request.POST.get("text", "")
     result = editing.save_text(request.user, draft, revision_of(request), text)
-    selected = request.POST.get("selected") or None
+    selected = selected_of(request)
     ed = result.editor if isinstance(result, Stale) else result
     return answer(request, result, selected, json_text=False, json_error=ed.malformed)
 
@@ -347,4 +345,4 @@ def discard(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     if result is None:
         ed = editing.check_draft(draft)
         return answer(request, ed, None, freeze_error="Nothing frozen yet: nothing to go back to.")
-    return answer(request, result, request.POST.get("selected") or None, undo_notice="Discarded.")
+    return answer(request, result, selected_of(request), undo_notice="Discarded.")

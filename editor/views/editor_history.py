@@ -3,16 +3,16 @@ a revision from it. Each is a new revision (restoring too), so nothing is ever l
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.services import documents, editing, node_form
 from editor.services.editing import ParsedDraft
-from editor.services.errors import InvalidRequest, UnknownDocument
+from editor.services.errors import InvalidRequest
 from editor.services.paging import MAX_LIMIT
-from editor.views.editor import answer, guarded, open_draft, revision_of
+from editor.views.editor import answer, guarded, revision_of, selected_of
 from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["history_panel", "redo", "restore", "undo"]
@@ -25,7 +25,7 @@ def _step(
         result = editing.step_history(request.user, draft, revision_of(request), how, number)
     except InvalidRequest as error:
         return answer(request, editing.check_draft(draft), None, history_error=str(error))
-    selected = request.POST.get("selected") or None
+    selected = selected_of(request)
     notice = {"undo": "Undone.", "redo": "Redone."}.get(how, f"Restored revision {number}.")
     return answer(request, result, selected, undo_notice=notice)
 
@@ -57,11 +57,8 @@ def restore(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def history_panel(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The **History** panel: the draft's revisions, newest first, each restorable."""
-    draft = open_draft(request, slug)
-    try:
-        page = documents.list_revisions(draft.slug, limit=MAX_LIMIT)
-    except UnknownDocument:
-        raise Http404("No such graph.") from None
+    draft = editing.open_draft(request.user, slug)
+    page = documents.list_revisions(draft.slug, limit=MAX_LIMIT)
     context = {"draft": draft, "revisions": page.items, "more": page.next is not None}
     template = "editor/history.html#panel" if request.htmx else "editor/history.html"
     return render(request, template, context)

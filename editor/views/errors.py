@@ -1,5 +1,12 @@
 """The error pages a browser gets: plain pages, never a traceback.
 
+:func:`service_error_page` is the one place a service error becomes a page (the API's
+counterpart is ``editor.api.errors``): ``editor.middleware.ServiceErrorPageMiddleware`` calls it
+for whatever a page view lets through, so views catch only the errors they answer in place (a
+form shown again with its problem): a missing thing is Django's ``404`` page (``NOT_FOUND``
+says which errors, and what the page says), a missing role its ``403`` page, a value no form
+sends a plain-text ``400`` that names it.
+
 ``handler500`` is :func:`server_error`. It also answers for the database being unreachable:
 the first query of a request is usually made by a middleware (the session, behind
 ``request.user``), where no view or middleware ``process_exception`` would see it, but every
@@ -15,14 +22,36 @@ from __future__ import annotations
 import logging
 import sys
 
+from django.core.exceptions import PermissionDenied
+from django.core.handlers.exception import response_for_exception
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
+from editor.services.errors import (
+    InvalidRequest,
+    NotAllowed,
+    ServiceError,
+    UnknownAgent,
+    UnknownDocument,
+    UnknownGraph,
+    UnknownRun,
+    mapped,
+)
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["DATABASE_ERRORS", "FAILED", "RETRY_AFTER_SECONDS", "UNAVAILABLE", "server_error"]
+__all__ = [
+    "DATABASE_ERRORS",
+    "FAILED",
+    "FORBIDDEN",
+    "NOT_FOUND",
+    "RETRY_AFTER_SECONDS",
+    "UNAVAILABLE",
+    "server_error",
+    "service_error_page",
+]
 
 #: What Django raises when the database cannot be reached, or the connection was lost.
 DATABASE_ERRORS = (OperationalError, InterfaceError)
@@ -34,6 +63,33 @@ RETRY_AFTER_SECONDS = 5
 #: What each page says, also when its template cannot be drawn (a broken deployment).
 UNAVAILABLE = "Gatehouse cannot reach its database right now; try again in a moment."
 FAILED = "Gatehouse could not answer this request. The error has been logged."
+
+
+#: The service errors a page answers with Django's 404 page, and what each says there.
+NOT_FOUND: dict[type[ServiceError], str] = {
+    UnknownRun: "No run has this id.",
+    UnknownGraph: "No graph with this hash is stored.",
+    UnknownDocument: "No such graph.",
+    UnknownAgent: "No agent definition with this hash is stored.",
+}
+#: What the 403 page says for ``NotAllowed``.
+FORBIDDEN = "Your roles do not allow this."
+
+
+def service_error_page(request: HttpRequest, error: Exception) -> HttpResponse | None:
+    """The page for a service error a view let through: Django's 404 page for a missing thing
+    (:data:`NOT_FOUND`), its 403 page for a missing role, a plain-text ``400`` naming a value
+    no form sends (``InvalidRequest``); ``None`` for anything else, which is a bug where it is
+    raised (the plain ``500`` page)."""
+    message = mapped(NOT_FOUND, error)
+    if message is not None:
+        return response_for_exception(request, Http404(message))
+    if isinstance(error, NotAllowed):
+        return response_for_exception(request, PermissionDenied(FORBIDDEN))
+    if isinstance(error, InvalidRequest):
+        # Only a crafted request gets here: the forms send nothing a service refuses this way.
+        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+    return None
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

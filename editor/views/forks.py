@@ -11,12 +11,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from editor.services import forks
 from editor.services.display import pretty_json
@@ -24,23 +22,16 @@ from editor.services.errors import (
     ForkHazard,
     InvalidForkNode,
     InvalidRequest,
-    NotAllowed,
     NotRunnable,
     OriginNeedsReconciliation,
-    UnknownRun,
     WrongState,
 )
 from editor.services.numbers import InvalidNumber, strict_int
+from editor.views.graphs import go_to
 from editor.views.htmx import HtmxHttpRequest
+from editor.views.runs import run_url
 
 __all__ = ["fork_run", "run_again"]
-
-NOT_ALLOWED = "Retrying and running again start runs: they need the operators role."
-
-
-def _go(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    url = f"/runs/{run_id}/"
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _acknowledged(request: HttpRequest) -> list[int]:
@@ -58,10 +49,6 @@ def fork_run(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     status = 200
     try:
         made = forks.fork_run(request.user, str(run_id), node, _acknowledged(request))
-    except NotAllowed:
-        raise PermissionDenied(NOT_ALLOWED) from None
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
     except ForkHazard as error:
         context["writes"] = [
             {**write, "input_text": pretty_json(write["input"])} for write in error.writes
@@ -79,7 +66,7 @@ def fork_run(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
         context["fork_problem"] = f"Not retried: {error}."
         status = 400
     else:
-        return _go(request, made.run)
+        return go_to(request, run_url(made.run))
     if request.htmx:
         # htmx swaps only successful answers: the form with the writes to acknowledge is one.
         return render(request, "runs/_retry.html", context)
@@ -91,10 +78,6 @@ def fork_run(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
 def run_again(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     try:
         started = forks.run_again(request.user, str(run_id))
-    except NotAllowed:
-        raise PermissionDenied(NOT_ALLOWED) from None
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
     except (NotRunnable, InvalidRequest) as error:
         return render(request, "runs/again.html", {"run_id": str(run_id), "problem": str(error)})
-    return _go(request, started.run)
+    return go_to(request, run_url(started.run))

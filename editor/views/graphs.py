@@ -7,12 +7,13 @@ import contextlib
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor.forms import ImportForm, NewGraphForm
-from editor.graph import MalformedDocument, graph_hash, parse_document
+from editor.graph import MalformedDocument, graph_hash, hex_digits, parse_document
 from editor.services import agents, documents
 from editor.services.access import can_author
 from editor.services.errors import InvalidRequest, SlugTaken
@@ -28,9 +29,14 @@ def is_fragment_request(request: HtmxHttpRequest) -> bool:
     return bool(request.htmx) and not request.htmx.history_restore_request
 
 
+def go_to(request: HtmxHttpRequest, url: str) -> HttpResponse:
+    """After a post that worked: the browser goes to ``url`` (htmx is told to load it whole)."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
 def editor_url(slug: str) -> str:
     """The editor page of a document."""
-    return f"/graphs/{slug}/"
+    return reverse("editor", args=[slug])
 
 
 @require_safe
@@ -80,9 +86,7 @@ def new_graph(request: HtmxHttpRequest) -> HttpResponse:
         except InvalidRequest as error:
             form.add_error("title", str(error))
         else:
-            if request.htmx:
-                return HttpResponseClientRedirect(editor_url(document.slug))
-            return redirect(editor_url(document.slug))
+            return go_to(request, editor_url(document.slug))
     template = "graphs/new.html#form" if request.htmx else "graphs/new.html"
     return render(request, template, {"form": form, "agents": agent_list})
 
@@ -113,7 +117,7 @@ def import_graph(request: HtmxHttpRequest) -> HttpResponse:
                     "editor_url": editor_url(document.slug),
                     "parse_error": parse_error,
                     "existing": existing,
-                    "digest_hex": digest.removeprefix("sha256:") if digest else None,
+                    "digest_hex": hex_digits(digest) if digest else None,
                 },
             )
     template = "graphs/import.html#form" if request.htmx else "graphs/import.html"

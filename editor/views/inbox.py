@@ -10,22 +10,21 @@ normally and the same card is shown on a page of its own.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.services import inbox, inbox_cards, inbox_log
-from editor.services.errors import InvalidRequest, NotAllowed, UnknownRun
+from editor.services.errors import InvalidRequest
 from editor.services.inbox_filters import NO_FILTER, InboxFilter, read_filter
+from editor.services.paging import Page
 from editor.views.graphs import is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
-
-NOT_ALLOWED = "Resolving a gate needs the approvers role; budgets and reconciliations, operators."
 
 
 def nav_context(request: HttpRequest) -> dict[str, Any]:
@@ -41,9 +40,15 @@ def inbox_count(request: HttpRequest) -> HttpResponse:
     return render(request, "inbox/_count.html", {"inbox_count": inbox.pending_count()})
 
 
-def _filter_context(request: HttpRequest, tab: str) -> tuple[InboxFilter, dict[str, Any]]:
-    """The filters of the request (or the problem with them), and what the form shows."""
+def _tab(
+    request: HtmxHttpRequest, tab: str, read: Callable[[InboxFilter, str | None], Page[Any]]
+) -> tuple[dict[str, Any], int]:
+    """What a tab shows: its filters (or the problem with them), what the form shows, and the
+    page of ``items`` that ``read`` finds (none when the filters or the cursor cannot be read);
+    with the status of the answer: ``400`` for a page whose filters or cursor cannot be read,
+    while an htmx fragment says so with ``200``, which htmx swaps in (it discards 4xx bodies)."""
     context: dict[str, Any] = {"problem": None, "tab": tab, "values": request.GET}
+    context.update(items=[], next=None)
     try:
         filters = read_filter(request.GET)
     except InvalidRequest as error:
@@ -51,30 +56,24 @@ def _filter_context(request: HttpRequest, tab: str) -> tuple[InboxFilter, dict[s
         filters = NO_FILTER
     params = filters.params()
     context.update(filters=filters, filter_query=urlencode(params), graph=params.get("graph", ""))
-    return filters, context
-
-
-def _status(request: HtmxHttpRequest, context: dict[str, Any]) -> int:
-    """``400`` for a page whose filters or cursor cannot be read; an htmx fragment says so
-    with ``200``, which htmx swaps in (it discards 4xx bodies)."""
-    return 400 if context["problem"] and not is_fragment_request(request) else 200
+    if context["problem"] is None:
+        try:
+            page = read(filters, request.GET.get("cursor") or None)
+        except InvalidRequest as error:
+            context["problem"] = str(error)
+        else:
+            context.update(items=page.items, next=page.next)
+    status = 400 if context["problem"] and not is_fragment_request(request) else 200
+    return context, status
 
 
 @require_safe
 @vary_on_headers("HX-Request")
 def inbox_page(request: HtmxHttpRequest) -> HttpResponse:
-    filters, context = _filter_context(request, "pending")
-    status = _status(request, context)
-    if context["problem"]:
-        context.update(cards=[], next=None)
-    else:
-        try:
-            page = inbox.pending_items(filters, cursor=request.GET.get("cursor") or None)
-        except InvalidRequest as error:
-            context.update(cards=[], next=None, problem=str(error))
-            status = _status(request, context)
-        else:
-            context.update(cards=inbox_cards.cards(request.user, page.items), next=page.next)
+    context, status = _tab(
+        request, "pending", lambda f, cursor: inbox.pending_items(f, cursor=cursor)
+    )
+    context["cards"] = inbox_cards.cards(request.user, context.pop("items"))
     context["choices"] = inbox.graph_choices()
     template = "inbox/page.html#cards" if is_fragment_request(request) else "inbox/page.html"
     return render(request, template, context, status=status)
@@ -83,15 +82,8 @@ def inbox_page(request: HtmxHttpRequest) -> HttpResponse:
 @require_POST
 @vary_on_headers("HX-Request")
 def resolve(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
-    try:
-        card = inbox_cards.resolve_card(request.user, str(run_id), request.POST.dict())
-    except NotAllowed:
-        raise PermissionDenied(NOT_ALLOWED) from None
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
-    except InvalidRequest as error:
-        # Only a crafted post gets here: a card always sends the scope and seq it was drawn with.
-        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+    # A crafted post (a card always sends the scope and seq it was drawn with) is a 400.
+    card = inbox_cards.resolve_card(request.user, str(run_id), request.POST.dict())
     if request.htmx:
         return render(request, "inbox/page.html#card", {"card": card})
     return render(request, "inbox/resolve.html", {"card": card})
@@ -100,18 +92,10 @@ def resolve(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
 @require_safe
 @vary_on_headers("HX-Request")
 def resolved(request: HtmxHttpRequest) -> HttpResponse:
-    filters, context = _filter_context(request, "resolved")
-    status = _status(request, context)
-    if context["problem"]:
-        context.update(decisions=[], next=None)
-    else:
-        try:
-            page = inbox_log.decision_log(filters, cursor=request.GET.get("cursor") or None)
-        except InvalidRequest as error:
-            context.update(decisions=[], next=None, problem=str(error))
-            status = _status(request, context)
-        else:
-            context.update(decisions=page.items, next=page.next)
+    context, status = _tab(
+        request, "resolved", lambda f, cursor: inbox_log.decision_log(f, cursor=cursor)
+    )
+    context["decisions"] = context.pop("items")
     template = (
         "inbox/resolved.html#decisions" if is_fragment_request(request) else "inbox/resolved.html"
     )

@@ -22,7 +22,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor.services import run_nodes, run_timeline
 from editor.services.access import can_operate
-from editor.services.errors import InvalidRequest, UnknownRun
+from editor.services.errors import InvalidRequest
 from editor.services.numbers import InvalidNumber, strict_int
 from editor.services.run_rows import run_row
 from editor.streams.logs import log_response
@@ -39,13 +39,8 @@ SEQ_MAX = 2**31 - 1
 @vary_on_headers("HX-Request")
 def older_events(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     """``?before=<seq>``: the page of events before that one, newest first."""
-    try:
-        before = strict_int(request.GET.get("before", ""), "before", maximum=SEQ_MAX)
-        timeline = run_timeline.older(str(run_id), before)
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
-    except InvalidNumber as error:
-        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+    before = strict_int(request.GET.get("before", ""), "before", maximum=SEQ_MAX)
+    timeline = run_timeline.older(str(run_id), before)
     context = {"timeline": timeline, "run_id": str(run_id), "before": before}
     template = "runs/events.html#older" if is_fragment_request(request) else "runs/events.html"
     return render(request, template, context)
@@ -56,11 +51,10 @@ def older_events(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
 def event_payload(request: HtmxHttpRequest, run_id: uuid.UUID, seq: str) -> HttpResponse:
     """One event's whole payload."""
     try:
-        found = run_timeline.event_payload(str(run_id), strict_int(seq, "seq", maximum=SEQ_MAX))
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
+        position = strict_int(seq, "seq", maximum=SEQ_MAX)
     except InvalidNumber:
         raise Http404("The run's log has no event at this position.") from None
+    found = run_timeline.event_payload(str(run_id), position)
     if found is None:
         raise Http404("The run's log has no event at this position.")
     context = {"found": found, "run_id": str(run_id)}
@@ -71,10 +65,7 @@ def event_payload(request: HtmxHttpRequest, run_id: uuid.UUID, seq: str) -> Http
 @require_safe
 def run_log(request: HttpRequest, run_id: uuid.UUID) -> StreamingHttpResponse:
     """**Download log**: the events as JSON lines, as stored, streamed."""
-    try:
-        run = run_row(str(run_id))
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
+    run = run_row(str(run_id))
     return log_response(request, str(run.id), f"run-{run.id}.jsonl")
 
 
@@ -88,8 +79,6 @@ def node_detail(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
         return HttpResponseBadRequest("Name a node: ?node=<id>.", content_type="text/plain")
     try:
         detail = run_nodes.node_detail(str(run_id), node, request.GET.getlist("in"))
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
     except InvalidRequest:
         raise Http404("The graph of this run has no such node.") from None
     context = {"detail": detail, "can_operate": can_operate(request.user)}

@@ -16,11 +16,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from editor.forms import StartRunForm
 from editor.services import run_filters, run_lists, run_pages, runs
@@ -28,20 +28,18 @@ from editor.services.access import can_operate
 from editor.services.errors import (
     AlreadyFinished,
     InvalidRequest,
-    NotAllowed,
     NotRunnable,
     RunBusy,
     UnknownDocument,
-    UnknownGraph,
-    UnknownRun,
 )
-from editor.services.numbers import InvalidNumber, strict_int
-from editor.views.graphs import is_fragment_request
+from editor.services.numbers import strict_int
+from editor.views.graphs import go_to, is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
 
 
 def run_url(run_id: str) -> str:
-    return f"/runs/{run_id}/"
+    """A run's page."""
+    return reverse("run", args=[run_id])
 
 
 @require_safe
@@ -79,12 +77,7 @@ def _seen(request: HttpRequest) -> int | None:
 @vary_on_headers("HX-Request")
 def run_page(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     fragment = is_fragment_request(request)
-    try:
-        page = run_pages.run_page(str(run_id), seen=_seen(request) if fragment else None)
-    except UnknownRun:
-        raise Http404("No run has this id.") from None
-    except InvalidNumber as error:
-        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+    page = run_pages.run_page(str(run_id), seen=_seen(request) if fragment else None)
     if page is None:
         return HttpResponse(status=204)  # nothing new: htmx keeps what it shows
     context = {"page": page, "run": page.run, "can_operate": can_operate(request.user)}
@@ -110,10 +103,6 @@ def abandon_run(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     else:
         try:
             runs.abandon(request.user, str(run_id), reason)
-        except NotAllowed:
-            raise PermissionDenied("Abandoning runs needs the operators role.") from None
-        except UnknownRun:
-            raise Http404("No run has this id.") from None
         except InvalidRequest:  # the one value a person types here
             context["reason_error"] = "The reason cannot contain the NUL character (U+0000)."
         except (AlreadyFinished, RunBusy) as error:
@@ -147,10 +136,6 @@ def start_run(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
                 form.cleaned_data["input"],
                 document_slug=form.cleaned_data["document"] or None,
             )
-        except NotAllowed:
-            raise PermissionDenied("Starting runs needs the operators role.") from None
-        except UnknownGraph:
-            raise Http404("No graph with this hash is stored.") from None
         except UnknownDocument:
             form.add_error(None, "The document this page was opened from no longer exists.")
         except NotRunnable as error:
@@ -158,8 +143,6 @@ def start_run(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
         except InvalidRequest as error:
             form.add_error("input" if error.field == "input" else None, str(error))
         else:
-            if request.htmx:
-                return HttpResponseClientRedirect(run_url(started.run))
-            return redirect(run_url(started.run))
+            return go_to(request, run_url(started.run))
     template = "versions/graph.html#start" if request.htmx else "runs/start.html"
     return render(request, template, context)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.forms import StartRunForm
-from editor.graph import Graph, MalformedDocument, parse_document, wire_value
+from editor.graph import Graph, MalformedDocument, parse_document, short_hash, wire_value
 from editor.graph.model import Edge
 from editor.services import canvas, documents, graphs, run_pages
 from editor.services.access import can_operate
@@ -27,17 +28,10 @@ ADDED_EDGE = "#15803d"
 REMOVED_EDGE = "#6b7280"
 
 
-def _document(slug: str) -> documents.DocumentInfo:
-    try:
-        return documents.get_document(slug)
-    except UnknownDocument:
-        raise Http404("No document has this slug.") from None
-
-
 @require_safe
 @vary_on_headers("HX-Request")
 def version_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    document = _document(slug)
+    document = documents.get_document(slug)
     template = "versions/list.html#rows" if request.htmx else "versions/list.html"
     return render(
         request,
@@ -49,7 +43,7 @@ def version_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_safe
 def prefixed_graph(request: HttpRequest, hex_digest: str) -> HttpResponse:
     """``/g/sha256:<hex>/`` is the same page as ``/g/<hex>/``."""
-    target = f"/g/{hex_digest}/"
+    target = reverse("graph", args=[hex_digest])
     if request.META.get("QUERY_STRING"):
         target += "?" + request.META["QUERY_STRING"]
     return redirect(target, permanent=True)
@@ -70,10 +64,7 @@ def _from_document(request: HttpRequest) -> documents.DocumentInfo | None:
 @vary_on_headers("HX-Request")
 def graph_page(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
     digest = f"sha256:{hex_digest}"
-    try:
-        graph = graphs.load_graph(digest)
-    except UnknownGraph:
-        raise Http404("No graph with this hash is stored.") from None
+    graph = graphs.load_graph(digest)
     document = _from_document(request)
     version = None
     if document is not None:
@@ -82,11 +73,11 @@ def graph_page(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
     context = {
         "digest": digest,
         "hex": hex_digest,
-        "short": hex_digest[:12],
+        "short": short_hash(hex_digest),
         "document": document,
         "version": version,
         "editor_url": editor_url(document.slug) if document else None,
-        "download_url": f"/g/{hex_digest}/download/{query}",
+        "download_url": reverse("graph_download", args=[hex_digest]) + query,
         "canvas": canvas.draw(graph),
         "json": pretty_json(wire_value(graph)),
         "compare_choices": _compare_choices(document, exclude=digest) if document else [],
@@ -108,18 +99,15 @@ def _compare_choices(document: documents.DocumentInfo, *, exclude: str) -> list[
     choices = [(documents.DRAFT, "the draft")]
     for version in document.versions or ():
         if version.graph != exclude:
-            choices.append((version.graph, f"version {version.version} · {version.graph[7:19]}"))
+            choices.append((version.graph, _version_label(version)))
     return choices
 
 
 @require_safe
 def download(request: HttpRequest, hex_digest: str) -> HttpResponse:
-    try:
-        body = graphs.export_graph(f"sha256:{hex_digest}")
-    except UnknownGraph:
-        raise Http404("No graph with this hash is stored.") from None
+    body = graphs.export_graph(f"sha256:{hex_digest}")
     document = _from_document(request)
-    name = f"{hex_digest[:12]}.json"
+    name = f"{short_hash(hex_digest)}.json"
     if document is not None:
         name = f"{document.slug}-{name}"
     response = HttpResponse(body, content_type="application/json")
@@ -141,8 +129,12 @@ def _side_label(side: str, document: documents.DocumentInfo) -> str:
         return "the draft"
     for version in document.versions or ():
         if version.graph == side:
-            return f"version {version.version} · {side[7:19]}"
-    return side[7:19]
+            return _version_label(version)
+    return short_hash(side)
+
+
+def _version_label(version: documents.VersionInfo) -> str:
+    return f"version {version.version} · {short_hash(version.graph)}"
 
 
 def _compared_canvas(newer: Graph, older: Graph | None, changes: dict[str, Any]) -> Any:
@@ -191,9 +183,9 @@ def _json(field: dict[str, Any], side: str) -> str | None:
 @require_safe
 @vary_on_headers("HX-Request")
 def compare(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    document = _document(slug)
+    document = documents.get_document(slug)
     choices = [(documents.DRAFT, "the draft")] + [
-        (v.graph, f"version {v.version} · {v.graph[7:19]}") for v in document.versions or ()
+        (v.graph, _version_label(v)) for v in document.versions or ()
     ]
     latest = document.versions[0].graph if document.versions else documents.DRAFT
     before = request.GET.get("from") or latest

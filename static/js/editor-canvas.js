@@ -462,18 +462,5 @@
   }
 
   // Once per answer, not once per element it swapped in (see editor.js).
-  var pending = false;
-  function enhanceOnce() {
-    if (!pending) {
-      pending = true;
-      queueMicrotask(function () {
-        pending = false;
-        enhance();
-      });
-    }
-  }
-
-  document.addEventListener("DOMContentLoaded", enhance);
-  document.addEventListener("htmx:afterSettle", enhanceOnce);
-  document.addEventListener("canvas:swapped", enhanceOnce);
+  window.gatehouseEditor.afterSwaps(enhance);
 })();

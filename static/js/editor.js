@@ -1,8 +1,8 @@
 // The editor page's small extras, where htmx cannot do it alone (spec 06, Look):
 // a click on a canvas node fetches that node's form; the canvas marks the node whose form is
 // open; each edit tells the server which canvas and lists the page shows, so the answer leaves
-// out the unchanged ones; JSON text areas are checked for syntax as you type (the server checks
-// them again); the edge label offers the chosen branch's cases.
+// out the unchanged ones; the edge label offers the chosen branch's cases. (JSON text areas are
+// checked for syntax as you type by json-check.js.)
 (function () {
   "use strict";
 
@@ -89,33 +89,6 @@
     var target = event.detail.target;
     if (target && target.id === "json-text" && target.value !== target.defaultValue) {
       event.detail.shouldSwap = false;
-    }
-  });
-
-  function checkJson(area) {
-    var hint = area.parentElement.querySelector(".json-hint");
-    if (!hint) {
-      return;
-    }
-    var text = area.value;
-    if (text.trim() === "") {
-      hint.textContent = "";
-      area.removeAttribute("aria-invalid");
-      return;
-    }
-    try {
-      JSON.parse(text);
-      hint.textContent = "";
-      area.removeAttribute("aria-invalid");
-    } catch (error) {
-      hint.textContent = "Not valid JSON yet: " + error.message;
-      area.setAttribute("aria-invalid", "true");
-    }
-  }
-
-  document.addEventListener("input", function (event) {
-    if (event.target.matches && event.target.matches("textarea[data-json-check]")) {
-      checkJson(event.target);
     }
   });
 
@@ -306,7 +279,11 @@
   });
 
   // For editor-canvas.js (the canvas's keyboard, find and direct manipulation).
-  window.gatehouseEditor = { selectedNode: selectedNode, narrowLabels: narrowLabels };
+  window.gatehouseEditor = {
+    selectedNode: selectedNode,
+    narrowLabels: narrowLabels,
+    afterSwaps: afterSwaps,
+  };
 
   // The forms' own revision inputs follow the page's (they are what a form posts without this
   // script's help, and what a form read before an answer arrived holds).
@@ -370,20 +347,25 @@
     true
   );
 
-  // htmx fires afterSettle once per element an answer swapped in; the page is enhanced once,
-  // after the last of them (a microtask runs when the settling loop is done).
-  var pending = false;
-  function enhanceOnce() {
-    if (!pending) {
-      pending = true;
-      queueMicrotask(function () {
-        pending = false;
-        enhance();
-      });
+  // `enhancer` runs when the page is loaded, then once per answer: htmx fires afterSettle once
+  // per element an answer swapped in, and the page is enhanced once, after the last of them (a
+  // microtask runs when the settling loop is done). editor-canvas.js enhances its part the same
+  // way (window.gatehouseEditor.afterSwaps).
+  function afterSwaps(enhancer) {
+    var pending = false;
+    function once() {
+      if (!pending) {
+        pending = true;
+        queueMicrotask(function () {
+          pending = false;
+          enhancer();
+        });
+      }
     }
+    document.addEventListener("DOMContentLoaded", enhancer);
+    document.addEventListener("htmx:afterSettle", once);
+    document.addEventListener("canvas:swapped", once);
   }
 
-  document.addEventListener("DOMContentLoaded", enhance);
-  document.addEventListener("htmx:afterSettle", enhanceOnce);
-  document.addEventListener("canvas:swapped", enhanceOnce);
+  afterSwaps(enhance);
 })();

@@ -1,7 +1,10 @@
 // JSON text areas (textarea[data-json-check]) are checked for syntax as you type; the hint
 // beside them (.json-hint in the same field) says what is wrong, and the text area is marked
-// invalid (setCustomValidity), so neither the browser nor htmx submits its form until it parses.
-// The server checks again. The same markup as the editor's schema fields.
+// aria-invalid. By default it is also marked invalid for the browser (setCustomValidity), so
+// neither the browser nor htmx submits its form until it parses (Start run). The editor's
+// fields say data-json-check="hint": they are saved as they are typed, and text that is not
+// JSON yet is held back by the server beside its field, so the form must still post it.
+// The server checks again, always.
 (function () {
   "use strict";
 
@@ -20,7 +23,9 @@
       }
     }
     hint.textContent = problem;
-    area.setCustomValidity(problem);
+    if (area.dataset.jsonCheck !== "hint") {
+      area.setCustomValidity(problem);
+    }
     if (problem) {
       area.setAttribute("aria-invalid", "true");
     } else {

@@ -119,6 +119,9 @@ def test_a_schema_field_that_is_not_json_blocks_freezing_until_it_is_fixed(
 
     with htmx_settles(page):
         page.get_by_label("Output schema").fill('{"type": "object",')
+    # The browser says so as it is typed, and posts it all the same: the server holds it back.
+    expect(page.locator("#f-output_schema + .json-hint")).to_contain_text("Not valid JSON yet")
+    expect(page.get_by_label("Output schema")).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#verdict")).to_have_text(BLOCKED)
     expect(page.locator("#error-list")).to_contain_text("Output schema was not saved")
     expect(page.locator("#freeze-button")).to_be_disabled()
@@ -128,6 +131,7 @@ def test_a_schema_field_that_is_not_json_blocks_freezing_until_it_is_fixed(
     with htmx_settles(page):
         page.get_by_label("Output schema").fill('{"type": "object"}')
     expect(page.locator("#verdict")).to_have_text(FREEZABLE)
+    expect(page.locator("#f-output_schema + .json-hint")).to_be_empty()
     expect(page.locator("#freeze-button")).to_be_enabled()
     assert '"output_schema": {\n' in documents.read_draft(slug).text
     assert_not_reloaded(page)

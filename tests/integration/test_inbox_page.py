@@ -44,7 +44,7 @@ def test_an_approver_sees_the_card_with_its_generated_form(
     assert f'id="card-{run_id}-' in page
     assert "Release notes v1" in page
     assert f'href="/g/{digest.removeprefix("sha256:")}/"' in page
-    assert f"<code>{digest[7:15]}</code>" in page
+    assert f"<code>{digest[7:19]}</code>" in page
     assert "Final review" in page
     assert "Publish?" in page
     assert "&quot;note&quot;: &quot;v2 ready&quot;" in page

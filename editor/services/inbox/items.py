@@ -7,13 +7,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from editor.services.display import ShowsGraphHash, event_time, pretty_json, short_graph_hash
+from editor.graph import short_hash
+from editor.services.display import event_time, pretty_json
+from editor.services.links import card_id
 
 __all__ = ["GraphChoice", "InboxItem", "suggested_limit"]
 
 
 @dataclass(frozen=True, slots=True)
-class InboxItem(ShowsGraphHash):
+class InboxItem:
     """One card of the inbox: a pending gate, budget or reconciliation of one run."""
 
     kind: str
@@ -42,7 +44,7 @@ class InboxItem(ShowsGraphHash):
 
     @property
     def card_id(self) -> str:
-        return f"card-{self.run}-{self.seq}"
+        return card_id(self.run, self.seq)
 
     @property
     def display_name(self) -> str:
@@ -105,7 +107,7 @@ class GraphChoice:
 
     @property
     def label(self) -> str:
-        short = short_graph_hash(self.graph_hash)
+        short = short_hash(self.graph_hash)
         if self.title:
             version = f" v{self.version}" if self.version is not None else ""
             return f"{self.title}{version} ({short})"

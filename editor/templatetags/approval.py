@@ -1,20 +1,31 @@
-"""The HTML of a generated approval field (spec 06, *Approval inbox*).
+"""The inbox card's generated parts (spec 06, *Approval inbox*), ``{% load approval %}``:
 
-Built in Python rather than in the card's template: the inbox's first page shows 50 cards, and
-the template's per-field conditionals were most of its server time. Every value is escaped with
-:func:`html.escape` (``quote=True``: the escaping Django's own ``escape`` applies), and the
-markup is the one the template had.
+* ``{% approval_field field card.card_id %}``: one field of a gate's approval form (label,
+  marks, control, help and errors), from the plain description ``services.approval_forms``
+  gives (an :class:`ApprovalField`);
+* ``{% approval_decision field card.card_id %}``: the decision's two buttons;
+* ``{{ item.reason|markdown }}``: the gate's prompt as sanitised Markdown (``rich_text``);
+* ``{{ item.value|value_view }}``: the value at the gate as text or a tree (``value_view``).
+
+The fields are built in Python rather than by the card's template: the inbox's first page shows
+50 cards, and the template's per-field conditionals were most of its server time. Every value
+is escaped with :func:`html.escape` (``quote=True``: the escaping Django's own ``escape``
+applies), and the markup is the one the template had.
 """
 
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
+from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from editor.services.approval_forms import ApprovalField
+from editor.services.rich_text import markdown_html
+from editor.services.value_view import value_html
 
-__all__ = ["decision_html", "field_html"]
+register = template.Library()
 
 _SOURCES = {
     "run": '<span class="source">from the run</span>',
@@ -93,7 +104,22 @@ def _control(field: ApprovalField, field_id: str, name: str) -> str:
     )
 
 
-def field_html(field: ApprovalField, card_id: str) -> SafeString:
+@register.filter
+def markdown(text: Any) -> SafeString:
+    """A prompt as sanitised Markdown; nothing when there is no text."""
+    # rich_text sanitises what it writes (nh3), so the result is safe to insert.
+    return mark_safe(markdown_html(text) if isinstance(text, str) and text else "")
+
+
+@register.filter
+def value_view(value: Any) -> SafeString:
+    """The value at a gate, readable: text, or a tree."""
+    # value_view escapes every piece it writes.
+    return mark_safe(value_html(value))
+
+
+@register.simple_tag
+def approval_field(field: ApprovalField, card_id: str) -> SafeString:
     """One field of a card's approval form: label, marks, control, help and errors."""
     field_id = escape(f"{card_id}-{field.html_id}")
     name = escape(field.name)
@@ -122,7 +148,8 @@ def field_html(field: ApprovalField, card_id: str) -> SafeString:
     return mark_safe(f'<div class="field approval-field field-{escape(field.kind)}">{body}</div>')
 
 
-def decision_html(field: ApprovalField, card_id: str) -> SafeString:
+@register.simple_tag
+def approval_decision(field: ApprovalField, card_id: str) -> SafeString:
     """A decision's two buttons, which set it and submit the form; its help and errors."""
     field_id = escape(f"{card_id}-{field.html_id}")
     name = escape(field.name)

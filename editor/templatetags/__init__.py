@@ -1,0 +1,1 @@
+"""Gatehouse's template tags and filters: the presentation the pages share (``{% load … %}``)."""
