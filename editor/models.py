@@ -103,6 +103,10 @@ class Document(models.Model):
 
     class Meta:
         ordering = ("-updated_at",)
+        indexes: ClassVar[list[models.Index]] = [
+            # The graphs list's order (and its cursor's range): a page reads its rows and stops.
+            models.Index(fields=("-updated_at", "-id"), name="document_updated"),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -15,7 +15,7 @@ from editor.graph import Graph, MalformedDocument, parse_document, wire_value
 from editor.graph.model import Edge
 from editor.services import canvas, documents, graphs, run_pages
 from editor.services.access import can_operate
-from editor.services.errors import InvalidGraph, UnknownDocument, UnknownGraph
+from editor.services.errors import InvalidCursor, InvalidGraph, UnknownDocument, UnknownGraph
 from editor.views.graphs import editor_url, is_fragment_request
 
 #: Fill colours on the Compare canvas; the legend also says it in words.
@@ -35,12 +35,26 @@ def _document(slug: str) -> documents.DocumentInfo:
 @require_safe
 @vary_on_headers("HX-Request")
 def version_list(request: HttpRequest, slug: str) -> HttpResponse:
-    document = _document(slug)
+    """The document's versions, newest first, fifty a page (a cursor on the number)."""
+    cursor = request.GET.get("cursor") or None
+    try:
+        document = documents.get_document(slug, with_versions=False)
+        page = documents.list_versions(slug, cursor=cursor)
+    except UnknownDocument:
+        raise Http404("No document has this slug.") from None
+    except InvalidCursor as error:
+        return HttpResponseBadRequest(f"{str(error).capitalize()}.", content_type="text/plain")
     template = "versions/list.html#rows" if request.htmx else "versions/list.html"
     return render(
         request,
         template,
-        {"document": document, "editor_url": editor_url(slug), "versions": document.versions},
+        {
+            "document": document,
+            "editor_url": editor_url(slug),
+            "versions": page.items,
+            "next": page.next,
+            "paged": cursor is not None,
+        },
     )
 
 

@@ -174,11 +174,6 @@ def test_the_agents_page_needs_as_many_queries_for_two_hundred_agents_as_for_one
     assert AgentDefinition.objects.count() == MANY
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the graphs list validates each draft and reads each latest version on every load; "
-    "it waits for the draft's verdict stored when it is saved (the documents rework)",
-)
 def test_the_graphs_list_needs_as_many_queries_for_two_hundred_documents_as_for_one(
     signed_in: Client, author: User
 ) -> None:
