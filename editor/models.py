@@ -183,6 +183,10 @@ class DraftRevision(models.Model):
         constraints: ClassVar[list[models.BaseConstraint]] = [
             models.UniqueConstraint(fields=("document", "number"), name="one_row_per_revision")
         ]
+        indexes: ClassVar[list[models.Index]] = [
+            # The revisions past GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS, a batch at a time.
+            models.Index(fields=("created_at",), name="revision_created"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.document.slug} r{self.number}"
@@ -218,6 +222,9 @@ class Version(ImmutableModel):
     )
     frozen_at = models.DateTimeField(auto_now_add=True)
     note = models.TextField(blank=True)
+    #: The draft revision frozen (its ``DraftRevision`` is kept by every pruning); for versions
+    #: frozen before this was recorded, the revision saved last before ``frozen_at``, if any.
+    revision = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ("document", "-number")

@@ -409,6 +409,7 @@ def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "
             number=number,
             frozen_by=author_of(user),
             note=note,
+            revision=draft.revision,
         )
         Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
     return Frozen(digest, number, created=stored.created, new_version=True)
