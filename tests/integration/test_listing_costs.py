@@ -214,6 +214,7 @@ def test_our_own_listings_do_not_grow_with_the_size_of_the_graphs_they_name(
             f"/v1/inbox/resolved?graph={digest}",
             f"/v1/documents/{slug}",
             f"/v1/documents/{slug}/versions",
+            f"/graphs/{slug}/versions/",
         ):
             response = client.get(path)
             assert response.status_code == 200, path
