@@ -339,7 +339,12 @@ class Run(models.Model):
     #: For a fork (spec 05), the run it was forked from and the ``forked_from`` its first
     #: event records, kept on the row so the origin's forks are one indexed query away.
     origin = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="forks",
+        db_index=False,  # indexed by ``run_forks``, over the forks alone
     )
     forked_from = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -376,6 +381,14 @@ class Run(models.Model):
                 fields=("graph", "parked_at"),
                 name="run_parked_graph",
                 condition=models.Q(parked_at__isnull=False),
+            ),
+            # A run's forks, oldest first (its page lists them). Over the forks alone: with
+            # every run in a plain index under one key (NULL), SQLite's planner took a lookup
+            # by origin for a scan of every run (127 ms at 100,000 runs).
+            models.Index(
+                fields=("origin", "created_at", "id"),
+                name="run_forks",
+                condition=models.Q(origin__isnull=False),
             ),
         ]
 
