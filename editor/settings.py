@@ -106,6 +106,12 @@ GATEHOUSE_RUN_WATCHDOG_GRACE = env_int("GATEHOUSE_RUN_WATCHDOG_GRACE", 30)
 # Data retention: `manage.py prune` removes the runs that finished (completed, failed or
 # abandoned) more than this many days ago, with their event logs. Unset: kept forever.
 GATEHOUSE_FINISHED_RUN_RETENTION_DAYS = env_optional_int("GATEHOUSE_FINISHED_RUN_RETENTION_DAYS")
+# ... and the draft revisions (History) saved more than this many days ago, but for the draft's
+# current state and the revisions frozen as versions. Unset: kept forever (GATEHOUSE_DRAFT_HISTORY
+# still bounds their number).
+GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS = env_optional_int(
+    "GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS"
+)
 # The installation's own tools (importable module paths), and the hosts http_request may call.
 GATEHOUSE_TOOL_MODULES = env_list("GATEHOUSE_TOOL_MODULES")
 GATEHOUSE_HTTP_ALLOW = env_list("GATEHOUSE_HTTP_ALLOW")

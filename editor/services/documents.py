@@ -9,12 +9,13 @@ row, so version numbers stay gap-free and unique however many freeze at once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, graph_hash, parse_document
@@ -249,6 +250,18 @@ def create_document(
     return _info(document_row(slug))
 
 
+def _listed(row: Mapping[str, Any]) -> DocumentInfo:
+    latest = row["latest_number"]
+    return DocumentInfo(
+        slug=row["slug"],
+        title=row["title"],
+        draft=DraftSummary(row["draft__revision"], row["draft__valid"], row["draft__error_count"]),
+        latest=None if latest is None else LatestVersion(latest, row["latest_graph"]),
+        updated_at=row["updated_at"],
+        archived=row["archived_at"] is not None,
+    )
+
+
 def list_documents(
     *,
     cursor: str | None = None,
@@ -257,12 +270,16 @@ def list_documents(
     archived: bool = False,
 ) -> Page[DocumentInfo]:
     """Documents, most recently changed first; ``search`` keeps titles or slugs containing it.
-    Archived documents are listed apart (``archived``); deleted ones never."""
-    documents = (
-        Document.objects.select_related("draft")
-        .filter(deleted_at__isnull=True, archived_at__isnull=not archived)
-        .order_by("-updated_at", "-id")
-    )
+    Archived documents are listed apart (``archived``); deleted ones never.
+
+    One query a page, whatever it holds: the draft's verdict is the one stored when it was saved
+    (its text is not read), each row's latest version a subquery on the ``(document, number)``
+    index, and the order the ``document_updated`` index's, so a late page (a cursor) reads what
+    the first does. See docs/architecture.md, *The graphs list*."""
+    latest = Version.objects.filter(document=OuterRef("pk")).order_by("-number")
+    documents = Document.objects.filter(
+        deleted_at__isnull=True, archived_at__isnull=not archived
+    ).order_by("-updated_at", "-id")
     if search.strip():
         term = search.strip()
         if len(term) > MAX_TITLE_LENGTH or NUL in term:
@@ -276,17 +293,34 @@ def list_documents(
             updated_at = datetime.fromisoformat(updated)
         except ValueError:
             raise InvalidCursor() from None
-        documents = documents.filter(
-            Q(updated_at__lt=updated_at) | Q(updated_at=updated_at, id__lt=pk)
+        if updated_at.tzinfo is None:
+            raise InvalidCursor()
+        # An index range first (``updated_at <= x``), then the ties: the same plan as page one.
+        documents = documents.filter(updated_at__lte=updated_at).exclude(
+            updated_at=updated_at, id__gte=pk
         )
-    rows = list(documents[: limit + 1])
-    page = page_of(rows, limit, lambda row: [row.updated_at.isoformat(), row.id])
-    return Page([_info(row) for row in page.items], page.next)
+    rows = list(
+        documents.values(
+            "id",
+            "slug",
+            "title",
+            "updated_at",
+            "archived_at",
+            "draft__revision",
+            "draft__valid",
+            "draft__error_count",
+            latest_number=Subquery(latest.values("number")[:1]),
+            latest_graph=Subquery(latest.values("graph_id")[:1]),
+        )[: limit + 1]
+    )
+    page = page_of(rows, limit, lambda row: [row["updated_at"].isoformat(), row["id"]])
+    return Page([_listed(row) for row in page.items], page.next)
 
 
-def get_document(slug: str) -> DocumentInfo:
-    """One document with all its versions, newest first."""
-    return _info(document_row(slug), with_versions=True)
+def get_document(slug: str, *, with_versions: bool = True) -> DocumentInfo:
+    """One document, with all its versions newest first unless ``with_versions`` is false (a
+    page of them is :func:`list_versions`)."""
+    return _info(document_row(slug), with_versions=with_versions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,6 +408,7 @@ def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "
             number=number,
             frozen_by=author_of(user),
             note=note,
+            revision=draft.revision,
         )
         Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
     return Frozen(digest, number, created=stored.created, new_version=True)

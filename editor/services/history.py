@@ -10,7 +10,10 @@ Saves of one change in a row (typing in one field: the form posts as the person 
 as one revision: the newer replaces the row before it when both carry the same ``coalesce`` key,
 come from the same person, follow each other within :data:`COALESCE_SECONDS`, and nothing was
 undone in between. The history of a document is bounded by ``GATEHOUSE_DRAFT_HISTORY``; the
-oldest revisions are pruned (frozen versions are kept apart, as versions, and never pruned).
+oldest revisions are pruned, but for the revisions frozen as versions, which stay (and the
+versions themselves are kept apart, as versions, and never pruned). ``manage.py prune`` also
+removes revisions older than ``GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS``
+(:mod:`editor.services.retention`).
 
 The functions here run inside the transaction of :func:`editor.services.documents` that writes
 the draft, after it has checked the draft's revision, so the rows they read are current.
@@ -23,9 +26,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, parse_document
-from editor.models import Document, DraftRevision
+from editor.models import Document, DraftRevision, Version
 from editor.services.errors import InvalidRequest
 from editor.services.storable import storable_text
 
@@ -225,7 +229,12 @@ def record(
     oldest_kept = rows.order_by("-number").values_list("number", flat=True)[bound - 1 : bound]
     cutoff = next(iter(oldest_kept), None)
     if cutoff is not None:
-        rows.filter(number__lt=cutoff).delete()
+        # A revision frozen as a version stays, beyond the bound.
+        rows.filter(number__lt=cutoff).exclude(number__in=_frozen_revisions(document)).delete()
+
+
+def _frozen_revisions(document: Document) -> QuerySet[Version, Any]:
+    return Version.objects.filter(document=document, revision__isnull=False).values("revision")
 
 
 def info(row: DraftRevision) -> RevisionInfo:

@@ -9,6 +9,13 @@ processes and the workers write between batches: on PostgreSQL only the removed 
 locked, and SQLite's single writer is held for one batch at a time. A run with more events than
 a batch takes loses its log from the end backwards, a batch at a time, so until its last batch
 it shows a shorter log, never one with gaps.
+
+Draft revisions (the **History** panel's saved states) older than
+``GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS`` go the same way, ``batch_revisions`` rows a
+transaction, except those that back what people still see: the draft's current revision, the
+edit state it stands on (its ``base``: what Undo walks from) and what Redo would bring back, and
+every revision frozen as a version (``Version.revision``). Each batch's ``DELETE`` checks those
+conditions again, so a revision that became the draft's state since the batch was chosen stays.
 """
 
 from __future__ import annotations
@@ -20,13 +27,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Max, QuerySet
+from django.db.models import Exists, F, Max, OuterRef, QuerySet
 from django.utils import timezone
 
 from editor.engine.states import TERMINAL
-from editor.models import Run, RunEvent
+from editor.models import Draft, DraftRevision, Run, RunEvent, Version
 
-__all__ = ["Batch", "PruneReport", "finished_cutoff", "prune_finished_runs"]
+__all__ = [
+    "Batch",
+    "PruneReport",
+    "finished_cutoff",
+    "prune_draft_revisions",
+    "prune_finished_runs",
+    "revisions_past",
+]
 
 FINISHED = tuple(sorted(state.value for state in TERMINAL))
 
@@ -112,5 +126,69 @@ def prune_finished_runs(
         report.batches += 1
         if on_batch is not None:
             on_batch(batch)
+        if pause:
+            time.sleep(pause)
+
+
+def revisions_past(cutoff: datetime) -> QuerySet[DraftRevision]:
+    """The draft revisions saved before ``cutoff`` but for the draft's current one, the edit
+    state it stands on and those frozen as versions (the redo stack: :func:`_redo_targets`)."""
+    same_document = {"document_id": OuterRef("document_id")}
+    current = Draft.objects.filter(**same_document, revision=OuterRef("number"))
+    # The current revision's row names the edit state the draft stands on as its ``base``.
+    stood_on = DraftRevision.objects.filter(
+        **same_document, base=OuterRef("number"), number=F("document__draft__revision")
+    )
+    frozen = Version.objects.filter(**same_document, revision=OuterRef("number"))
+    return (
+        DraftRevision.objects.filter(created_at__lt=cutoff)
+        .exclude(Exists(current))
+        .exclude(Exists(stood_on))
+        .exclude(Exists(frozen))
+    )
+
+
+def _redo_targets(documents: set[int]) -> set[tuple[int, int]]:
+    """(document, revision) for what **Redo** brings back from each draft's current state (a
+    JSON list, read here rather than in SQL: SQLite has no JSON containment)."""
+    current = DraftRevision.objects.filter(
+        document_id__in=documents, number=F("document__draft__revision")
+    ).values_list("document_id", "redo")
+    return {(document, number) for document, redo in current for number in redo}
+
+
+def prune_draft_revisions(
+    cutoff: datetime,
+    *,
+    batch_revisions: int = 1_000,
+    pause: float = 0.05,
+    dry_run: bool = False,
+    on_batch: Callable[[int], None] | None = None,
+) -> int:
+    """Remove the draft revisions past ``cutoff`` that nothing stands on, a batch a
+    transaction, in the order they were stored; the number removed (with ``dry_run``: that
+    would be)."""
+    removed, after = 0, 0
+    while True:
+        rows = list(
+            revisions_past(cutoff)
+            .filter(id__gt=after)
+            .order_by("id")
+            .values_list("id", "document_id", "number")[:batch_revisions]
+        )
+        if not rows:
+            return removed
+        after = rows[-1][0]
+        kept = _redo_targets({document for _, document, _ in rows})
+        ids = [row_id for row_id, document, number in rows if (document, number) not in kept]
+        if dry_run or not ids:
+            removed += len(ids)
+            continue
+        with transaction.atomic():
+            # The conditions again: what became the draft's state since the rows were read stays.
+            deleted, _ = revisions_past(cutoff).filter(id__in=ids).delete()
+        removed += deleted
+        if on_batch is not None:
+            on_batch(deleted)
         if pause:
             time.sleep(pause)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
@@ -16,8 +17,8 @@ from editor.forms import ImportForm, NewGraphForm
 from editor.graph import MalformedDocument, graph_hash, hex_digits, parse_document
 from editor.services import agents, documents
 from editor.services.access import can_author
-from editor.services.errors import InvalidRequest, SlugTaken
-from editor.services.paging import MAX_LIMIT
+from editor.services.errors import InvalidCursor, InvalidRequest, SlugTaken
+from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 from editor.views.htmx import HtmxHttpRequest
 
 #: Tried after the derived slug when it is taken: ``slug-2`` … ``slug-99``.
@@ -44,7 +45,14 @@ def editor_url(slug: str) -> str:
 def graph_list(request: HtmxHttpRequest) -> HttpResponse:
     search = request.GET.get("q", "")
     archived = request.GET.get("archived") == "1"
-    page = documents.list_documents(search=search, limit=MAX_LIMIT, archived=archived)
+    cursor = request.GET.get("cursor") or None
+    try:
+        page = documents.list_documents(
+            search=search, cursor=cursor, limit=DEFAULT_LIMIT, archived=archived
+        )
+    except InvalidCursor as error:
+        return HttpResponseBadRequest(f"{str(error).capitalize()}.", content_type="text/plain")
+    kept = {"q": search.strip(), "archived": "1" if archived else ""}
     template = "graphs/list.html#rows" if is_fragment_request(request) else "graphs/list.html"
     return render(
         request,
@@ -53,7 +61,9 @@ def graph_list(request: HtmxHttpRequest) -> HttpResponse:
             "documents": page.items,
             "search": search,
             "archived": archived,
-            "more": page.next is not None,
+            "next": page.next,
+            "paged": cursor is not None,
+            "list_query": urlencode({key: value for key, value in kept.items() if value}),
             "can_author": can_author(request.user),
         },
     )

@@ -31,12 +31,21 @@ REMOVED_EDGE = "#6b7280"
 @require_safe
 @vary_on_headers("HX-Request")
 def version_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    document = documents.get_document(slug)
+    """The document's versions, newest first, fifty a page (a cursor on the number)."""
+    cursor = request.GET.get("cursor") or None
+    document = documents.get_document(slug, with_versions=False)
+    page = documents.list_versions(slug, cursor=cursor)
     template = "versions/list.html#rows" if request.htmx else "versions/list.html"
     return render(
         request,
         template,
-        {"document": document, "editor_url": editor_url(slug), "versions": document.versions},
+        {
+            "document": document,
+            "editor_url": editor_url(slug),
+            "versions": page.items,
+            "next": page.next,
+            "paged": cursor is not None,
+        },
     )
 
 

@@ -150,7 +150,10 @@ def requests(seeded: Any, cursors: dict[str, str]) -> list[tuple[str, str, dict[
     return [
         ("graphs list, first page", "/", {}),
         ("graphs list, a search (htmx)", f"/?q={seeded.search}", hx),
+        ("graphs list, a search for nothing (htmx)", "/?q=nothing-is-called-this", hx),
+        ("graphs list, late page", f"/?cursor={cursors['documents']}", {}),
         ("versions page (20 versions)", f"/graphs/{slug}/versions/", {}),
+        ("versions page, older", f"/graphs/{slug}/versions/?cursor={cursors['versions']}", {}),
         ("editor open (~200 nodes)", f"/graphs/{seeded.editor_document}/", {}),
         ("run page (5,000 events)", f"/runs/{seeded.big_run}/", {}),
         ("runs list, first page", "/runs/", {}),

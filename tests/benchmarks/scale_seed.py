@@ -209,6 +209,7 @@ def _documents(scale: Scale, people: dict[str, User], rng: random.Random) -> lis
     """The documents, drafts, frozen graphs and versions; the lineages that have versions."""
     from editor.graph.edits import format_draft
     from editor.models import Document, Draft, FrozenGraph, Version
+    from editor.services.drafts import verdict_of
 
     author = people["author"]
     now = timezone.now()
@@ -270,10 +271,15 @@ def _documents(scale: Scale, people: dict[str, User], rng: random.Random) -> lis
                 value = graph_value(size, f"Publish {slug}? (v{frozen + 1})")
                 if rng.random() < 0.05:  # an edit in progress: an edge to a node not there yet
                     value["edges"].append({"from": "notify", "to": "not-yet"})
+                text = format_draft(value)
+                verdict = verdict_of(text, ())  # stored with the text, as every save does
                 drafts.append(
                     Draft(
                         document_id=ids[slug],
-                        text=format_draft(value),
+                        text=text,
+                        valid=verdict.valid,
+                        error_count=verdict.error_count,
+                        size=verdict.size,
                         revision=frozen * 3 + 1,
                         updated_at=changed,
                         updated_by=author,

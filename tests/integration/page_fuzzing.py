@@ -167,7 +167,7 @@ _CARD_FIELDS = (
 )  # fmt: skip
 
 PAGES: tuple[Page, ...] = (
-    Page("GET", "/", ("q",)),
+    Page("GET", "/", ("q", "cursor", "archived")),
     Page("GET", "/new/"),
     Page(
         "POST",

@@ -1,13 +1,17 @@
 """The graphs list: `/` (it took over the home page)."""
 
+import html
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import timezone
 
 from editor.graph import wire_value
 from editor.graph.templates import approval_gate
+from editor.models import Document, Draft
 from editor.services import documents
 from tests.integration.api.callers import make_user
 from tests.integration.html import assert_no_inline_script
@@ -157,3 +161,80 @@ def test_going_back_to_a_search_restores_the_whole_page(
     )
 
     assert "<html" in response.content.decode()
+
+
+def titles_on(page: str) -> list[str]:
+    return re.findall(r'<a href="/graphs/[^/"]+/">([^<]+)</a>', page)
+
+
+def older_link(page: str) -> str | None:
+    found = re.search(r'href="(/\?cursor=[^"]+)">Older graphs</a>', page)
+    return html.unescape(found.group(1)) if found else None
+
+
+def test_it_shows_fifty_graphs_a_page_and_the_older_ones_behind_a_link(
+    author_client: Client, author: User
+) -> None:
+    for n in range(53):
+        documents.create_document(author, title=f"Notes {n:02d}")
+
+    first = author_client.get("/").content.decode()
+
+    assert titles_on(first) == [f"Notes {n:02d}" for n in range(52, 2, -1)]
+    assert "Most recent graphs" not in first
+    link = older_link(first)
+    assert link is not None
+    second = author_client.get(link).content.decode()
+    assert titles_on(second) == ["Notes 02", "Notes 01", "Notes 00"]
+    assert older_link(second) is None
+    assert '<a class="button secondary" href="/">Most recent graphs</a>' in second
+
+
+def test_its_pages_list_every_graph_once_when_many_changed_at_the_same_moment(
+    author_client: Client, author: User
+) -> None:
+    for n in range(120):
+        documents.create_document(author, title=f"Notes {n:03d}")
+    Document.objects.update(updated_at=timezone.now())
+
+    seen: list[str] = []
+    link: str | None = "/"
+    while link is not None:
+        page = author_client.get(link).content.decode()
+        seen += titles_on(page)
+        link = older_link(page)
+
+    assert sorted(seen) == [f"Notes {n:03d}" for n in range(120)]
+
+
+def test_its_older_link_keeps_the_search(author_client: Client, author: User) -> None:
+    for n in range(55):
+        documents.create_document(author, title=f"Invoice {n:02d}")
+        documents.create_document(author, title=f"Critic {n:02d}")
+
+    first = author_client.get("/", {"q": "invoice"}, headers={"HX-Request": "true"})
+    link = older_link(first.content.decode())
+
+    assert link is not None and "q=invoice" in link
+    second = author_client.get(link).content.decode()
+    assert titles_on(second) == [f"Invoice {n:02d}" for n in range(4, -1, -1)]
+    assert 'href="/?q=invoice">Most recent graphs</a>' in second
+
+
+def test_it_refuses_a_cursor_it_did_not_hand_out_saying_so(author_client: Client) -> None:
+    for cursor in ("nonsense", "WyIyMDI2LTEyLTAxVDEwOjAwOjAwIiwxXQ"):  # a time without a zone
+        response = author_client.get("/", {"cursor": cursor})
+
+        assert response.status_code == 400
+        assert response.content.decode() == "The cursor is not one this server handed out."
+
+
+def test_it_shows_the_verdict_stored_with_the_draft_without_validating_it_again(
+    author_client: Client, author: User
+) -> None:
+    documents.create_document(author, title="Broken flow", text="{")
+    Draft.objects.filter(document__slug="broken-flow").update(valid=False, error_count=7)
+
+    page = author_client.get("/").content.decode()
+
+    assert "⚠ 7 errors" in page

@@ -174,11 +174,6 @@ def test_the_agents_page_needs_as_many_queries_for_two_hundred_agents_as_for_one
     assert AgentDefinition.objects.count() == MANY
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the graphs list validates each draft and reads each latest version on every load; "
-    "it waits for the draft's verdict stored when it is saved (the documents rework)",
-)
 def test_the_graphs_list_needs_as_many_queries_for_two_hundred_documents_as_for_one(
     signed_in: Client, author: User
 ) -> None:
@@ -219,6 +214,7 @@ def test_our_own_listings_do_not_grow_with_the_size_of_the_graphs_they_name(
             f"/v1/inbox/resolved?graph={digest}",
             f"/v1/documents/{slug}",
             f"/v1/documents/{slug}/versions",
+            f"/graphs/{slug}/versions/",
         ):
             response = client.get(path)
             assert response.status_code == 200, path

@@ -96,7 +96,7 @@ def test_retry_over_a_write_asks_for_each_acknowledgement_first(
     fragment = operator_client.post(f"/runs/{origin}/fork/", {"from_node": "a"}, headers=HTMX)
     write_seq = next(
         e["seq"]
-        for e in runs.run_events(origin).events
+        for e in json.loads(runs.run_events(origin))["events"]
         if e["event"]["kind"] == "ToolCallRequested" and e["event"]["payload"]["tool"] == "sends"
     )
 

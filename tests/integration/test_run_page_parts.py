@@ -313,7 +313,11 @@ def test_download_log_streams_the_events_as_json_lines(
     assert response["Content-Disposition"] == f'attachment; filename="run-{run_id}.jsonl"'
     lines = b"".join(response.streaming_content).decode().splitlines()
     assert len(lines) == 1203
-    api = runs.run_events(run_id, limit=1000).events + runs.run_events(run_id, after=999).events
+    pages = [
+        json.loads(runs.run_events(run_id, limit=1000)),
+        json.loads(runs.run_events(run_id, after=999)),
+    ]
+    api = pages[0]["events"] + pages[1]["events"]
     assert [json.loads(line) for line in lines] == api
     missing = "/runs/00000000-0000-0000-0000-000000000000/log.jsonl"
     assert reader_client.get(missing).status_code == 404

@@ -1,10 +1,14 @@
 """A document's versions: `/graphs/<slug>/versions/`."""
 
+import html
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from editor.graph import wire_value
 from editor.graph.templates import approval_gate
@@ -71,3 +75,65 @@ def test_it_says_when_nothing_is_frozen(reader_client: Client, author: User) -> 
 
 def test_it_answers_404_for_an_unknown_document(reader_client: Client) -> None:
     assert reader_client.get("/graphs/nope/versions/").status_code == 404
+
+
+def freeze_many(author: User, slug: str, count: int, *, first: int = 1) -> None:
+    """``count`` more versions of ``slug``, each a graph of its own (the agent's hash differs)."""
+    for n in range(first, first + count):
+        text = json.dumps(wire_value(approval_gate("sha256:" + f"{n:064x}")))
+        revision = documents.read_draft(slug).revision
+        saved = documents.save_draft(author, slug, text=text, expected_revision=revision)
+        documents.freeze(author, slug, expected_revision=saved.revision)
+
+
+def numbers_on(page: str) -> list[int]:
+    return [int(n) for n in re.findall(r"<tr>\s*<td>(\d+)</td>", page)]
+
+
+def test_it_shows_fifty_versions_a_page_and_the_older_ones_behind_a_link(
+    reader_client: Client, author: User
+) -> None:
+    documents.create_document(author, title="Busy")
+    freeze_many(author, "busy", 53)
+
+    first = reader_client.get("/graphs/busy/versions/").content.decode()
+
+    assert numbers_on(first) == list(range(53, 3, -1))
+    link = re.search(r'href="(/graphs/busy/versions/\?cursor=[^"]+)">Older versions</a>', first)
+    assert link is not None
+    second = reader_client.get(html.unescape(link.group(1))).content.decode()
+    assert numbers_on(second) == [3, 2, 1]
+    assert "Older versions" not in second
+    assert 'href="/graphs/busy/versions/">Newest versions</a>' in second
+
+
+def test_it_refuses_a_cursor_it_did_not_hand_out(
+    reader_client: Client, frozen: documents.Frozen
+) -> None:
+    response = reader_client.get("/graphs/gate-flow/versions/", {"cursor": "nonsense"})
+
+    assert response.status_code == 400
+    assert response.content.decode() == "The cursor is not one this server handed out."
+
+
+def test_its_pages_and_the_editor_cost_as_many_queries_for_sixty_versions_as_for_one(
+    client: Client, author: User
+) -> None:
+    client.force_login(author)
+    documents.create_document(author, title="Busy")
+    freeze_many(author, "busy", 1)
+    paths = ["/graphs/busy/versions/", "/v1/documents/busy/versions", "/graphs/busy/"]
+    for path in paths:
+        client.get(path)  # the session, the permissions, the canvas: cached after the first
+
+    def queries() -> dict[str, int]:
+        counted = {}
+        for path in paths:
+            with CaptureQueriesContext(connection) as captured:
+                assert client.get(path).status_code == 200
+            counted[path] = len(captured)
+        return counted
+
+    one = queries()
+    freeze_many(author, "busy", 59, first=2)
+    assert queries() == one

@@ -1,8 +1,10 @@
 """``manage.py prune``: data retention. Removes the runs that finished (completed, failed or
 abandoned) more than ``GATEHOUSE_FINISHED_RUN_RETENTION_DAYS`` days ago, with their event logs,
-in small transactions that let the site keep writing (:mod:`editor.services.retention`).
+and the draft revisions saved more than ``GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS`` days ago
+(but the draft's current state and the revisions frozen as versions), in small transactions
+that let the site keep writing (:mod:`editor.services.retention`).
 
-Without the setting nothing is removed (runs are kept forever). ``--dry-run`` counts instead.
+Without a setting nothing of its kind is removed (kept forever). ``--dry-run`` counts instead.
 Run it from cron or a systemd timer, daily say; a second prune running at the same time only
 finds less to do.
 """
@@ -15,7 +17,12 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from editor.services.retention import Batch, finished_cutoff, prune_finished_runs
+from editor.services.retention import (
+    Batch,
+    finished_cutoff,
+    prune_draft_revisions,
+    prune_finished_runs,
+)
 
 
 def _positive(text: str) -> int:
@@ -37,7 +44,8 @@ def _seconds(text: str) -> float:
 class Command(BaseCommand):
     help = (
         "Remove the runs that finished more than GATEHOUSE_FINISHED_RUN_RETENTION_DAYS days "
-        "ago, with their events, in small batches."
+        "ago, with their events, and the draft revisions older than "
+        "GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS days, in small batches."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -54,6 +62,12 @@ class Command(BaseCommand):
             help="most events per transaction (10000)",
         )
         parser.add_argument(
+            "--batch-revisions",
+            type=_positive,
+            default=1_000,
+            help="most draft revisions per transaction (1000)",
+        )
+        parser.add_argument(
             "--pause",
             type=_seconds,
             default=0.05,
@@ -61,6 +75,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            self._runs(options)
+            self._revisions(options)
+        except KeyboardInterrupt:
+            raise CommandError("Stopped; what was removed stays removed, run it again.") from None
+
+    def _runs(self, options: dict[str, Any]) -> None:
         days = settings.GATEHOUSE_FINISHED_RUN_RETENTION_DAYS
         if days is None:
             self.stdout.write(
@@ -75,17 +96,14 @@ class Command(BaseCommand):
             if verbosity > 1:
                 self.stdout.write(f"  removed {batch.runs} runs, {batch.events} events")
 
-        try:
-            report = prune_finished_runs(
-                cutoff,
-                batch_runs=options["batch_runs"],
-                batch_events=options["batch_events"],
-                pause=options["pause"],
-                dry_run=options["dry_run"],
-                on_batch=progress,
-            )
-        except KeyboardInterrupt:
-            raise CommandError("Stopped; what was removed stays removed, run it again.") from None
+        report = prune_finished_runs(
+            cutoff,
+            batch_runs=options["batch_runs"],
+            batch_events=options["batch_events"],
+            pause=options["pause"],
+            dry_run=options["dry_run"],
+            on_batch=progress,
+        )
         when = cutoff.strftime("%Y-%m-%d %H:%M UTC")
         if options["dry_run"]:
             self.stdout.write(
@@ -96,4 +114,37 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Removed {report.runs} runs finished before {when} ({report.events} events) in "
             f"{report.batches} batches."
+        )
+
+    def _revisions(self, options: dict[str, Any]) -> None:
+        days = settings.GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS
+        if days is None:
+            self.stdout.write(
+                "GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS is not set: draft revisions are kept "
+                "(up to GATEHOUSE_DRAFT_HISTORY a draft). Nothing removed."
+            )
+            return
+        cutoff = finished_cutoff(days)
+        verbosity = options["verbosity"]
+        batches = 0
+
+        def progress(removed: int) -> None:
+            nonlocal batches
+            batches += 1
+            if verbosity > 1:
+                self.stdout.write(f"  removed {removed} draft revisions")
+
+        removed = prune_draft_revisions(
+            cutoff,
+            batch_revisions=options["batch_revisions"],
+            pause=options["pause"],
+            dry_run=options["dry_run"],
+            on_batch=progress,
+        )
+        when = cutoff.strftime("%Y-%m-%d %H:%M UTC")
+        if options["dry_run"]:
+            self.stdout.write(f"{removed} draft revisions saved before {when} would be removed.")
+            return
+        self.stdout.write(
+            f"Removed {removed} draft revisions saved before {when} in {batches} batches."
         )

@@ -395,6 +395,22 @@ def test_an_events_page_keeps_integers_past_64_bits_and_any_text_exactly(
     assert events[-1]["event"]["payload"]["output"] == value
 
 
+def test_an_events_page_is_the_stored_log_as_the_store_reads_it(
+    operator_api: Caller, echo_chain: str
+) -> None:
+    """The page is written from the payloads' stored text; it must say what decoding them says."""
+    from editor.models import RunEvent
+    from editor.store import envelope_of
+
+    run_id = start(operator_api, echo_chain, input={"nested": [{"a": None, "b": [1.5, True]}]})
+    drive(run_id)
+
+    page = json.loads(operator_api.get(f"/v1/runs/{run_id}/events").content)
+
+    stored = RunEvent.objects.filter(run_id=run_id).order_by("seq")
+    assert page == {"events": [envelope_of(row).as_json() for row in stored], "next": None}
+
+
 def test_events_after_a_seq_are_read_incrementally(operator_api: Caller, echo_chain: str) -> None:
     run_id = start(operator_api, echo_chain)
     drive(run_id)
