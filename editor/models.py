@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.db import models
 
+from editor.graph.jsonio import ReferenceJsonDecoder
+
 __all__ = [
     "AgentDefinition",
     "ApiToken",
@@ -305,13 +307,14 @@ class Run(models.Model):
         related_name="runs",
         db_index=False,
     )
-    input = models.JSONField(null=True, blank=True)
+    #: Values of the run read back under the reference's integer rule, as its events are.
+    input = models.JSONField(null=True, blank=True, decoder=ReferenceJsonDecoder)
     #: Filtered by the runs list; on PostgreSQL through a GIN index (migration 0008).
     labels = models.JSONField(default=dict, blank=True)
     #: One of ``editor.engine.RunState``.
     state = models.CharField(max_length=32, default="queued")
     #: The status object of spec 05: ``{"state": …, …state fields}``.
-    status = models.JSONField(default=dict)
+    status = models.JSONField(default=dict, decoder=ReferenceJsonDecoder)
     event_count = models.PositiveIntegerField(default=0)
     #: When the run last parked (suspended, budget_exceeded, needs_reconciliation): the inbox
     #: orders by it. Cleared when it runs again.
@@ -407,7 +410,8 @@ class RunEvent(models.Model):
     schema_version = models.PositiveSmallIntegerField(default=1)
     recorded_at = models.CharField(max_length=32)
     kind = models.CharField(max_length=64, db_index=True)
-    payload = models.JSONField()
+    #: Read back under the reference's integer rule (``ReferenceJsonDecoder``).
+    payload = models.JSONField(decoder=ReferenceJsonDecoder)
 
     class Meta:
         ordering = ("run", "seq")

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_DEPTH",
     "SHORT_HASH_DIGITS",
     "U64_MAX",
+    "ReferenceJsonDecoder",
     "canonical_json",
     "canonical_text",
     "format_float",
@@ -86,6 +87,22 @@ def reference_number(value: int) -> int | float:
     if I64_MIN <= value <= U64_MAX:
         return value
     return float(value)
+
+
+class ReferenceJsonDecoder(json.JSONDecoder):
+    """``json.loads(text, cls=ReferenceJsonDecoder)``: stored JSON read back under the
+    reference's integer rule, an integer past 64 bits being the double it was written as.
+
+    PostgreSQL's ``jsonb`` keeps a number's value, not its spelling: the double ``2.0**70``
+    comes back as the digits ``1180591620717411303424``, which plain ``json.loads`` reads as an
+    integer the rest of the system (and the reference) never holds."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**{**options, "parse_int": _stored_int})
+
+
+def _stored_int(text: str) -> int | float:
+    return reference_number(int(text))
 
 
 def _parse_float(text: str) -> float:

@@ -12,6 +12,8 @@ raise budgets and reconcile writes; *approvers* resolve gates.
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from dataclasses import replace
 from datetime import datetime
@@ -29,6 +31,7 @@ from editor.engine import graph_projection, resolve_names, run_status, start_eve
 from editor.engine.states import RunState
 from editor.engine.summary import call_counts, pending_call, usage_of
 from editor.graph import MalformedDocument, parse_document
+from editor.graph.jsonio import ReferenceJsonDecoder
 from editor.models import Document, Run, RunEvent
 from editor.services.access import can_operate
 from editor.services.errors import (
@@ -199,7 +202,7 @@ def run_events(run_id: str, after: int | None = None, limit: int = EVENTS_PAGE_L
             "seq", "schema_version", "recorded_at", "kind", Cast("payload", TextField())
         )[: limit + 1]
     )
-    shown = fetched[:limit]
+    shown = [(*row[:4], _payload_text(row[4])) for row in fetched[:limit]]
     run_field = b'{"run_id":' + orjson.dumps(str(run.id)) + b',"seq":'
     events = b",".join(
         b"".join(
@@ -221,6 +224,21 @@ def run_events(run_id: str, after: int | None = None, limit: int = EVENTS_PAGE_L
     )
     after_next = str(shown[-1][0]).encode() if len(fetched) > limit else b"null"
     return b'{"events":[' + events + b'],"next":' + after_next + b"}"
+
+
+#: Twenty digits or more: an integer past 64 bits, or a double PostgreSQL spelled out in digits.
+_LONG_NUMBER = re.compile(r"\d{20}")
+
+
+def _payload_text(stored: str) -> str:
+    """A payload's stored text as the page writes it. ``jsonb`` keeps a number's value, not its
+    spelling (the double ``1e100`` comes back as 101 digits, which a client would read as an
+    integer): a text with such a run of digits is read under the reference's integer rule and
+    written again. Other texts, nearly all of them, are written as stored."""
+    if _LONG_NUMBER.search(stored) is None:
+        return stored
+    value = json.loads(stored, cls=ReferenceJsonDecoder)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 def run_graph(run_id: str) -> dict[str, Any]:

@@ -358,3 +358,15 @@ def test_read_json_only_ever_returns_a_value_or_raises_json_error(data: str | by
     except JsonError:
         return
     assert _same(read_json(canonical_text(value)), value)
+
+
+def test_stored_json_is_read_back_under_the_reference_integer_rule() -> None:
+    """PostgreSQL's jsonb spells the double 2.0**70 as its 22 digits; read back, it is the
+    double again, and integers within 64 bits stay integers."""
+    from editor.graph.jsonio import ReferenceJsonDecoder
+
+    stored = '{"big": 1180591620717411303424, "small": 18446744073709551615, "neg": -3}'
+    value = json.loads(stored, cls=ReferenceJsonDecoder)
+
+    assert value == {"big": 2.0**70, "small": 2**64 - 1, "neg": -3}
+    assert isinstance(value["big"], float) and isinstance(value["small"], int)
