@@ -1,6 +1,7 @@
-"""A run's input and status, and its events' payloads, are read back under the reference's integer rule (``ReferenceJsonDecoder``).
+"""A run's input and status, and its events' payloads, are read back under the reference's
+integer rule (``ReferenceJsonDecoder``).
 
-Only how Python reads the column changes, not the column: the state alone is altered (SQLite
+Only how Python reads the columns changes, not the columns: the state alone is altered (SQLite
 would otherwise copy the whole event table to "alter" it)."""
 
 from django.db import migrations, models
