@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from editor.models import Document, Version
 from editor.services.errors import InvalidRequest
@@ -200,9 +200,12 @@ def document_graphs(slug: str) -> QuerySet[Version, Any]:
 def document_runs(slug: str, prefix: str = "") -> Q:
     """The runs (``prefix``: the path to them, e.g. ``run__``) whose cards show ``slug``.
 
-    The document's id is a one-row subquery rather than a join, so the database finds its
-    runs through the runs' index on their document instead of reading every run."""
-    document = Document.objects.filter(slug=slug).order_by().values("id")[:1]
-    return Q(**{f"{prefix}document_id": Subquery(document)}) | Q(
+    The document's id is read first and given as a value, neither a join nor a subquery: with
+    a value, PostgreSQL's planner knows how many runs that document has (a subquery made it
+    guess a few dozen for one of thousands, and read the whole decision log); the database
+    finds its runs through the runs' index on their document."""
+    document_id = Document.objects.filter(slug=slug).values_list("id", flat=True).first()
+    own = Q(**{f"{prefix}document_id": document_id}) if document_id is not None else Q(pk__in=[])
+    return own | Q(
         **{f"{prefix}document__isnull": True, f"{prefix}graph_id__in": document_graphs(slug)}
     )
