@@ -127,7 +127,7 @@ def _parsed(text: str) -> Graph | None:
     return graph
 
 
-def open_draft(user: Any, slug: str, page_url: str = "") -> ParsedDraft:
+def open_draft(user: Any, slug: str, page_url: str) -> ParsedDraft:
     """The draft as it is now, read once (raises ``UnknownDocument``); ``page_url``: the
     editor page's address, where the canvas links its nodes."""
     record = documents.read_draft_record(slug)

@@ -314,7 +314,7 @@ def guarded(view: Any) -> Any:
 
     @require_POST
     def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
-        draft = editing.open_draft(request.user, slug)
+        draft = open_draft(request, slug)
         if not draft.can_edit:
             raise PermissionDenied("Only authors may edit graphs.")
         if revision_of(request) is None:

@@ -12,7 +12,7 @@ from editor.services import documents, editing, node_form
 from editor.services.editing import ParsedDraft
 from editor.services.errors import InvalidRequest
 from editor.services.paging import MAX_LIMIT
-from editor.views.editor import answer, guarded, revision_of, selected_of
+from editor.views.editor import answer, guarded, open_draft, revision_of, selected_of
 from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["history_panel", "redo", "restore", "undo"]
@@ -57,7 +57,7 @@ def restore(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def history_panel(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The **History** panel: the draft's revisions, newest first, each restorable."""
-    draft = editing.open_draft(request.user, slug)
+    draft = open_draft(request, slug)
     page = documents.list_revisions(draft.slug, limit=MAX_LIMIT)
     context = {"draft": draft, "revisions": page.items, "more": page.next is not None}
     template = "editor/history.html#panel" if request.htmx else "editor/history.html"

@@ -152,7 +152,8 @@ def run(directory: Path) -> None:
                 return update_node(value, gate, fields)
 
             def pipeline_run(change: Any = change, at: int = revision, slug: str = slug) -> Any:
-                result = editing.apply_edit(user, editing.open_draft(user, slug), at, change)
+                draft = editing.open_draft(user, slug, f"/graphs/{slug}/")
+                result = editing.apply_edit(user, draft, at, change)
                 assert isinstance(result, CheckedDraft), result
                 assert result.canvas is not None  # laid out here, as the answer would
                 return result

@@ -70,7 +70,7 @@ def test_old_revisions_go_but_those_the_draft_stands_on_or_that_were_frozen(
     assert Version.objects.get(document__slug=slug).revision == 3
     # The draft is as it was, and Undo and Redo still work from it.
     assert documents.read_draft(slug).text == text(4)
-    assert documents.open_draft(slug).can_undo and documents.open_draft(slug).can_redo
+    assert documents.read_draft_record(slug).can_undo and documents.read_draft_record(slug).can_redo
     assert documents.redo(author, slug, expected_revision=6).text == text(5)
     assert documents.restore_revision(author, slug, 3, expected_revision=7).text == text(3)
 
