@@ -19,6 +19,8 @@ class RunRow:
     run: RunInfo
     document_title: str | None
     started_by: str | None
+    #: The document was deleted (kept for its frozen versions, without an editor to link).
+    document_deleted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,7 @@ def list_run_rows(
             info(row),
             row.document.title if row.document is not None else None,
             row.created_by.get_username() if row.created_by is not None else None,
+            row.document is not None and row.document.deleted_at is not None,
         )
         for row in page.items
     ]

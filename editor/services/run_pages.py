@@ -98,6 +98,8 @@ class RunPage:
     failed_url: str | None = None
     retry_node: str | None = None
     document_title: str | None = None
+    #: The run's document was deleted (kept, for its frozen versions, without its editor).
+    document_deleted: bool = False
     started_by: str | None = None
     #: A completed run's output, indented JSON.
     output_json: str | None = None
@@ -248,6 +250,7 @@ def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
         failed_url=failed_url,
         retry_node=retry,
         document_title=extra.get("document__title"),
+        document_deleted=extra.get("document__deleted_at") is not None,
         started_by=extra.get("created_by__username"),
         output_json=output,
         forks=tuple(fork_children(info.run)) if seen is None else (),
@@ -259,7 +262,7 @@ def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
 def _extras(run_ids: list[str]) -> dict[str, Mapping[str, Any]]:
     """Per run id: its document's title and its starter's username (what RunInfo lacks)."""
     rows = Run.objects.filter(id__in=run_ids).values(
-        "id", "document__title", "created_by__username"
+        "id", "document__title", "document__deleted_at", "created_by__username"
     )
     return {str(row["id"]): row for row in rows}
 

@@ -80,3 +80,26 @@ def test_people_without_the_authors_role_cannot_manage(client: Client) -> None:
     assert client.post("/graphs/flow/archive/", {"archived": "1"}).status_code == 403
     assert "Document</summary>" not in client.get("/graphs/flow/").content.decode()
     assert Document.objects.get(slug="flow").archived_at is None
+
+
+def test_a_run_of_a_deleted_document_names_it_without_a_link_to_its_gone_editor(
+    author_client: Client, author: User
+) -> None:
+    import json
+
+    from editor.services import runs
+    from tests.integration.api.running import ECHO_CHAIN
+
+    documents.create_document(author, title="Echo", slug="echo", text=json.dumps(ECHO_CHAIN))
+    frozen = documents.freeze(author, "echo", expected_revision=1)
+    operator = make_user("otto", "operators")
+    run = runs.start_run(operator, frozen.graph, {"text": "x"}, document_slug="echo")
+    author_client.post("/graphs/echo/delete/")
+
+    page = author_client.get(f"/runs/{run.run}/").content.decode()
+
+    listed = author_client.get("/runs/").content.decode()
+
+    for shown in (page, listed):
+        assert "Echo (deleted)" in shown
+        assert "/graphs/deleted-" not in shown
