@@ -100,6 +100,12 @@ def _required(obj: dict[str, Any], key: str, path: str) -> Any:
     return value
 
 
+def _array(value: Any, field: str, path: str) -> list[Any]:
+    if type(value) is not list:
+        raise _fail(f"invalid type for `{field}`: {_type_name(value)}, expected an array", path)
+    return value
+
+
 def _object(value: Any, what: str, path: str) -> dict[str, Any]:
     if type(value) is not dict:
         raise _fail(f"invalid type: {_type_name(value)}, expected {what}", path)
@@ -152,8 +158,7 @@ def _condition(raw: Any, path: str) -> ExpressionCondition | ModelDecision:
 
 
 def _cases(raw: Any, path: str) -> tuple[tuple[BranchCase, ...], list[dict[str, Any]]]:
-    if type(raw) is not list:
-        raise _fail(f"invalid type for `cases`: {_type_name(raw)}, expected an array", path)
+    _array(raw, "cases", path)
     cases = []
     documents = []
     unchanged = True
@@ -346,17 +351,9 @@ def _graph(raw: Any, path: str) -> Graph:
     raw = _object(raw, "a graph document object", path)
     prefix = f"{path}." if path else ""
     _check_keys(raw, _GRAPH_KEYS, path)
-    if "schema_version" not in raw:
-        raise _fail("missing field `schema_version`", path)
-    version = _u32(raw["schema_version"], "schema_version", path)
-    if "nodes" not in raw:
-        raise _fail("missing field `nodes`", path)
-    raw_nodes = raw["nodes"]
-    if type(raw_nodes) is not list:
-        raise _fail(f"invalid type for `nodes`: {_type_name(raw_nodes)}, expected an array", path)
-    raw_edges = raw.get("edges", [])
-    if type(raw_edges) is not list:
-        raise _fail(f"invalid type for `edges`: {_type_name(raw_edges)}, expected an array", path)
+    version = _u32(_required(raw, "schema_version", path), "schema_version", path)
+    raw_nodes = _array(_required(raw, "nodes", path), "nodes", path)
+    raw_edges = _array(raw.get("edges", []), "edges", path)
     nodes = []
     node_documents = []
     fast = _FAST_PAYLOAD
