@@ -20,11 +20,11 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from editor.recent import Recent
 
 __all__ = ["Item", "draw", "forget"]
 
@@ -84,14 +84,12 @@ class _Drawn:
         return self.head + "".join(self.groups[element] for element in self.order) + _TAIL
 
 
-_drawn: OrderedDict[str, _Drawn] = OrderedDict()
-_lock = threading.Lock()
+_drawn: Recent[str, _Drawn] = Recent(_KEPT)
 
 
 def forget() -> None:
     """Forget every drawing kept (tests)."""
-    with _lock:
-        _drawn.clear()
+    _drawn.clear()
 
 
 def draw(header: str, items: Sequence[Item], source: str, render: Callable[[str], str]) -> str:
@@ -104,22 +102,19 @@ def draw(header: str, items: Sequence[Item], source: str, render: Callable[[str]
     statements = {item.name: item.statement for item in items if not item.ends}
     keys = {item.element: _key(item, statements) for item in items}
     shape = _shape(header, items)
-    with _lock:
-        base = _drawn.get(shape)
-        if base is not None:
-            _drawn.move_to_end(shape)
+    base = _drawn.get(shape)
     if base is not None and base.keys.keys() == keys.keys():
         changed = [item for item in items if base.keys[item.element] != keys[item.element]]
         if not changed:
             return base.svg()
         drawn = _patched(base, header, changed, statements, keys, render)
         if drawn is not None:
-            _keep(shape, drawn)
+            _drawn.put(shape, drawn)
             return drawn.svg()
     svg = render(source)
     whole = _split(svg, keys)
     if whole is not None:
-        _keep(shape, whole)
+        _drawn.put(shape, whole)
     return svg
 
 
@@ -131,14 +126,6 @@ def _shape(header: str, items: Sequence[Item]) -> str:
     """Names a drawing's structure: its header and its items with their ends."""
     named = repr((header, [(item.element, item.ends, item.whole) for item in items]))
     return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _keep(shape: str, drawn: _Drawn) -> None:
-    with _lock:
-        _drawn[shape] = drawn
-        _drawn.move_to_end(shape)
-        while len(_drawn) > _KEPT:
-            _drawn.popitem(last=False)
 
 
 def _patched(

@@ -165,30 +165,22 @@ def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinitio
             expected = ", ".join(f"`{name}`" for name in _KEYS)
             problems.malformed(f"unknown field `{key}`, expected one of {expected}", key)
 
-    name = raw.get("name")
-    if name is not None:
-        if type(name) is not str:
-            problems.malformed(f"`name` must be a string, found {_kind(name)}", "name")
-            name = None
-        elif is_blank(name):
-            problems.add(
-                "blank_agent_name", "`name`, if set, must not be empty or all whitespace", "name"
-            )
-        elif len(name) > MAX_AGENT_NAME_LENGTH:
-            problems.add(
-                "agent_name_too_long",
-                f"`name` is {len(name)} characters, over the {MAX_AGENT_NAME_LENGTH}-character cap",
-                "name",
-            )
+    name = _string(raw, "name", problems, required=False)
+    if name is not None and is_blank(name):
+        problems.add(
+            "blank_agent_name", "`name`, if set, must not be empty or all whitespace", "name"
+        )
+    elif name is not None and len(name) > MAX_AGENT_NAME_LENGTH:
+        problems.add(
+            "agent_name_too_long",
+            f"`name` is {len(name)} characters, over the {MAX_AGENT_NAME_LENGTH}-character cap",
+            "name",
+        )
 
-    model = raw.get("model")
-    if model is None:
-        problems.malformed("missing field `model`", "model")
-    elif type(model) is not str:
-        problems.malformed(f"`model` must be a string, found {_kind(model)}", "model")
-        model = None
-    elif model not in FIXED_MODELS and not (
-        model.startswith(OPENAI_PREFIX) and not is_blank(model[len(OPENAI_PREFIX) :])
+    model = _string(raw, "model", problems, required=True)
+    if model is not None and (
+        model not in FIXED_MODELS
+        and not (model.startswith(OPENAI_PREFIX) and not is_blank(model[len(OPENAI_PREFIX) :]))
     ):
         problems.add(
             "unknown_model",
@@ -196,11 +188,7 @@ def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinitio
             "model",
         )
 
-    prompt = raw.get("prompt")
-    if prompt is None:
-        problems.malformed("missing field `prompt`", "prompt")
-    elif type(prompt) is not str:
-        problems.malformed(f"`prompt` must be a string, found {_kind(prompt)}", "prompt")
+    prompt = _string(raw, "prompt", problems, required=True)
 
     tools = raw.get("tools")
     if tools is None:
@@ -213,7 +201,7 @@ def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinitio
     options = _options(model, raw.get("options"), problems)
     output_schema = output_schema_of(raw.get("output_schema"), problems)
     # A missing or mistyped model or prompt is among the problems; the checker cannot know.
-    if problems.errors or model is None or type(prompt) is not str:
+    if problems.errors or model is None or prompt is None:
         raise InvalidAgentDefinition(problems.errors)
     return AgentDefinition(
         model=model,
@@ -224,6 +212,20 @@ def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinitio
         options=options,
         output_schema=output_schema,
     )
+
+
+def _string(raw: dict[str, Any], key: str, problems: _Problems, *, required: bool) -> str | None:
+    """``raw[key]`` when it is a string; else ``None``, with the problem recorded (a missing
+    field is one only when ``required``)."""
+    value = raw.get(key)
+    if value is None:
+        if required:
+            problems.malformed(f"missing field `{key}`", key)
+        return None
+    if type(value) is not str:
+        problems.malformed(f"`{key}` must be a string, found {_kind(value)}", key)
+        return None
+    return value
 
 
 def output_schema_of(raw: Any, problems: _Problems) -> dict[str, Any] | None:

@@ -85,6 +85,27 @@ def _check_keys(obj: dict[str, Any], allowed: tuple[str, ...], path: str) -> Non
             raise _fail(f"unknown field `{key}`, expected one of {_one_of(allowed)}", path)
 
 
+def _refuse_unknown(obj: dict[str, Any], allowed: frozenset[str], expected: str, path: str) -> None:
+    """Raise for the first key of ``obj`` not ``allowed`` (called once a subset test failed,
+    so that the common case costs one set comparison)."""
+    for key in obj:
+        if key not in allowed:
+            raise _fail(f"unknown field `{key}`, expected {expected}", path)
+
+
+def _required(obj: dict[str, Any], key: str, path: str) -> Any:
+    value = obj.get(key, _ABSENT)
+    if value is _ABSENT:
+        raise _fail(f"missing field `{key}`", path)
+    return value
+
+
+def _array(value: Any, field: str, path: str) -> list[Any]:
+    if type(value) is not list:
+        raise _fail(f"invalid type for `{field}`: {_type_name(value)}, expected an array", path)
+    return value
+
+
 def _object(value: Any, what: str, path: str) -> dict[str, Any]:
     if type(value) is not dict:
         raise _fail(f"invalid type: {_type_name(value)}, expected {what}", path)
@@ -137,8 +158,7 @@ def _condition(raw: Any, path: str) -> ExpressionCondition | ModelDecision:
 
 
 def _cases(raw: Any, path: str) -> tuple[tuple[BranchCase, ...], list[dict[str, Any]]]:
-    if type(raw) is not list:
-        raise _fail(f"invalid type for `cases`: {_type_name(raw)}, expected an array", path)
+    _array(raw, "cases", path)
     cases = []
     documents = []
     unchanged = True
@@ -288,15 +308,10 @@ _NEWER_FORMAT = {
 
 
 def _node(raw: Any, path: str) -> tuple[Any, dict[str, Any]]:
-    if type(raw) is not dict:
-        raise _fail(f"invalid type: {_type_name(raw)}, expected a node object", path)
+    raw = _object(raw, "a node object", path)
     if not raw.keys() <= _NODE_KEY_SET:
-        for key in raw:
-            if key not in _NODE_KEY_SET:
-                raise _fail(f"unknown field `{key}`, expected `kind` or `payload`", path)
-    kind = raw.get("kind", _ABSENT)
-    if kind is _ABSENT:
-        raise _fail("missing field `kind`", path)
+        _refuse_unknown(raw, _NODE_KEY_SET, "`kind` or `payload`", path)
+    kind = _required(raw, "kind", path)
     if type(kind) is not str or kind not in PAYLOAD_FIELDS:
         shown = f"`{kind}`" if type(kind) is str else _type_name(kind)
         raise _fail(
@@ -304,9 +319,7 @@ def _node(raw: Any, path: str) -> tuple[Any, dict[str, Any]]:
             + (_NEWER_FORMAT.get(("node", kind), "") if type(kind) is str else ""),
             path,
         )
-    payload = raw.get("payload", _ABSENT)
-    if payload is _ABSENT:
-        raise _fail("missing field `payload`", path)
+    payload = _required(raw, "payload", path)
     arguments, document = _payload(kind, payload, path + ".payload")
     node = NODE_CLASSES[kind](**arguments)
     if document is payload:
@@ -315,18 +328,11 @@ def _node(raw: Any, path: str) -> tuple[Any, dict[str, Any]]:
 
 
 def _edge(raw: Any, path: str) -> tuple[Edge, dict[str, Any]]:
-    if type(raw) is not dict:
-        raise _fail(f"invalid type: {_type_name(raw)}, expected an edge object", path)
+    raw = _object(raw, "an edge object", path)
     if not raw.keys() <= _EDGE_KEY_SET:
-        for key in raw:
-            if key not in _EDGE_KEY_SET:
-                raise _fail(f"unknown field `{key}`, expected one of {_one_of(_EDGE_KEYS)}", path)
-    source = raw.get("from", _ABSENT)
-    if source is _ABSENT:
-        raise _fail("missing field `from`", path)
-    target = raw.get("to", _ABSENT)
-    if target is _ABSENT:
-        raise _fail("missing field `to`", path)
+        _refuse_unknown(raw, _EDGE_KEY_SET, f"one of {_one_of(_EDGE_KEYS)}", path)
+    source = _required(raw, "from", path)
+    target = _required(raw, "to", path)
     if type(source) is not str:
         _string(source, "from", path)
     if type(target) is not str:
@@ -345,17 +351,9 @@ def _graph(raw: Any, path: str) -> Graph:
     raw = _object(raw, "a graph document object", path)
     prefix = f"{path}." if path else ""
     _check_keys(raw, _GRAPH_KEYS, path)
-    if "schema_version" not in raw:
-        raise _fail("missing field `schema_version`", path)
-    version = _u32(raw["schema_version"], "schema_version", path)
-    if "nodes" not in raw:
-        raise _fail("missing field `nodes`", path)
-    raw_nodes = raw["nodes"]
-    if type(raw_nodes) is not list:
-        raise _fail(f"invalid type for `nodes`: {_type_name(raw_nodes)}, expected an array", path)
-    raw_edges = raw.get("edges", [])
-    if type(raw_edges) is not list:
-        raise _fail(f"invalid type for `edges`: {_type_name(raw_edges)}, expected an array", path)
+    version = _u32(_required(raw, "schema_version", path), "schema_version", path)
+    raw_nodes = _array(_required(raw, "nodes", path), "nodes", path)
+    raw_edges = _array(raw.get("edges", []), "edges", path)
     nodes = []
     node_documents = []
     fast = _FAST_PAYLOAD

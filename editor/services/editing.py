@@ -15,8 +15,6 @@ the page already showing this drawing (:attr:`CheckedDraft.canvas_key`) never ru
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
@@ -26,6 +24,7 @@ from urllib.parse import quote
 from editor.engine import resolve_names
 from editor.graph import Graph, MalformedDocument, parse_document, wire_value
 from editor.graph.edits import EditRefused, format_draft, level_value
+from editor.recent import Recent
 from editor.services import documents, history
 from editor.services.access import can_author
 from editor.services.canvas import (
@@ -100,30 +99,18 @@ class ParsedDraft(documents.DraftRecord):
 #: The graphs of the drafts this process read or saved last, by their text: the next edit of
 #: a draft starts from the text its last answer saved, and need not read it again (graphs are
 #: never changed in place).
-_GRAPHS_KEPT = 8
-_graphs: OrderedDict[str, Graph] = OrderedDict()
-_graphs_lock = threading.Lock()
-
-
-def _remember(text: str, graph: Graph) -> None:
-    with _graphs_lock:
-        _graphs[text] = graph
-        _graphs.move_to_end(text)
-        while len(_graphs) > _GRAPHS_KEPT:
-            _graphs.popitem(last=False)
+_graphs: Recent[str, Graph] = Recent(8)
 
 
 def _parsed(text: str) -> Graph | None:
-    with _graphs_lock:
-        graph = _graphs.get(text)
-        if graph is not None:
-            _graphs.move_to_end(text)
-            return graph
+    graph = _graphs.get(text)
+    if graph is not None:
+        return graph
     try:
         graph = parse_document(text)
     except MalformedDocument:
         return None
-    _remember(text, graph)
+    _graphs.put(text, graph)
     return graph
 
 
@@ -403,7 +390,7 @@ def apply_edit(
         graph = parse_document(text)
     except MalformedDocument as error:
         return Refused("", str(error), check_draft(current))
-    _remember(text, graph)
+    _graphs.put(text, graph)
     return _save(
         user,
         current,

@@ -33,39 +33,38 @@ __all__ = ["SYSTEM_SENDER", "panel_collect", "panel_prompts", "panel_tools"]
 
 SYSTEM_SENDER = "system"
 
+#: What every message and prompt carries, beside its round or the panel state.
+_ADDRESSED = {
+    "kind": {"type": "string"},
+    "sender": {"type": "string"},
+    "recipient": {"type": "string"},
+    "text": {"type": "string"},
+}
+_ROUND = {"type": "integer", "minimum": 1}
 _MESSAGE = {
     "type": "object",
-    "properties": {
-        "kind": {"type": "string"},
-        "sender": {"type": "string"},
-        "recipient": {"type": "string"},
-        "text": {"type": "string"},
-        "round": {"type": "integer", "minimum": 1},
-    },
-    "required": ["kind", "sender", "recipient", "text", "round"],
+    "properties": {**_ADDRESSED, "round": _ROUND},
+    "required": [*_ADDRESSED, "round"],
 }
-_CRITICS = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
+#: The panel as it stands after a round: what the prompts, the state and the output share.
+_PANEL = {
+    "subject": {"type": "string"},
+    "critics": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+    "round": _ROUND,
+    "transcript": {"type": "array", "items": _MESSAGE},
+}
 
 PROMPTS_INPUT = {
     "description": "The panel input (round 1) or panel_collect's output (later rounds).",
     "type": "object",
-    "properties": {
-        "subject": {"type": "string"},
-        "critics": _CRITICS,
-        "round": {"type": "integer", "minimum": 1},
-        "transcript": {"type": "array", "items": _MESSAGE},
-        "converged": {"type": "boolean"},
-    },
+    "properties": {**_PANEL, "converged": {"type": "boolean"}},
     "required": ["subject", "critics"],
     "dependentRequired": {"transcript": ["round"], "round": ["transcript"]},
 }
 _STATE = {
     "type": "object",
     "properties": {
-        "subject": {"type": "string"},
-        "critics": _CRITICS,
-        "round": {"type": "integer", "minimum": 1},
-        "transcript": {"type": "array", "items": _MESSAGE},
+        **_PANEL,
         "routes": {
             "type": "array",
             "items": {
@@ -75,23 +74,17 @@ _STATE = {
             },
         },
     },
-    "required": ["subject", "critics", "round", "transcript", "routes"],
+    "required": [*_PANEL, "routes"],
 }
 _PROMPT = {
     "type": "object",
-    "properties": {
-        "kind": {"type": "string"},
-        "sender": {"type": "string"},
-        "recipient": {"type": "string"},
-        "text": {"type": "string"},
-        "panel": _STATE,
-    },
-    "required": ["kind", "sender", "recipient", "text", "panel"],
+    "properties": {**_ADDRESSED, "panel": _STATE},
+    "required": [*_ADDRESSED, "panel"],
 }
 PROMPTS_OUTPUT = {
     "type": "object",
     "properties": {
-        "round": {"type": "integer", "minimum": 1},
+        "round": _ROUND,
         "prompts": {"type": "array", "items": _PROMPT},
     },
     "required": ["round", "prompts"],
@@ -102,14 +95,8 @@ COLLECT_INPUT = {
 }
 COLLECT_OUTPUT = {
     "type": "object",
-    "properties": {
-        "subject": {"type": "string"},
-        "critics": _CRITICS,
-        "round": {"type": "integer", "minimum": 1},
-        "transcript": {"type": "array", "items": _MESSAGE},
-        "converged": {"type": "boolean"},
-    },
-    "required": ["subject", "critics", "round", "transcript", "converged"],
+    "properties": {**_PANEL, "converged": {"type": "boolean"}},
+    "required": [*_PANEL, "converged"],
 }
 
 _STATE_VALIDATOR = compile_schema(_STATE)

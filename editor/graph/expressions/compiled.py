@@ -58,29 +58,30 @@ class Reference:
 
 def parse_expression(text: str) -> Expression:
     """Parse a condition expression, memoised; raises :class:`ExpressionError`."""
-    check_length(text, "expression")
-    result = _memoised_parse(Expression, text)
-    if isinstance(result, Expression):
-        return result
-    raise ExpressionError(*cast(_Failure, result))
+    return _parsed(Expression, text, "expression")
 
 
 def parse_reference(text: str) -> Reference:
     """Parse a reference (a bare path), memoised; raises :class:`ExpressionError`."""
-    check_length(text, "reference")
-    result = _memoised_parse(Reference, text)
-    if isinstance(result, Reference):
+    return _parsed(Reference, text, "reference")
+
+
+def _parsed[Parsed: (Expression, Reference)](kind: type[Parsed], text: str, what: str) -> Parsed:
+    """``text`` parsed as ``kind`` (``what`` names it in the length error), or the memoised
+    failure raised afresh."""
+    check_length(text, what)
+    result = _memoised_parse(what, text)
+    if isinstance(result, kind):
         return result
     raise ExpressionError(*cast(_Failure, result))
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _memoised_parse(
-    kind: type[Expression] | type[Reference], text: str
-) -> Expression | Reference | _Failure:
-    """The parsed object, or the error's ``(what, position)`` to raise afresh each time."""
+def _memoised_parse(what: str, text: str) -> Expression | Reference | _Failure:
+    """The parsed object (an expression, or for any other ``what`` a reference), or the
+    error's ``(what, position)`` to raise afresh each time."""
     try:
-        if kind is Expression:
+        if what == "expression":
             return Expression(text, parse_condition(text))
         return Reference(text, parse_path(text))
     except ExpressionError as error:

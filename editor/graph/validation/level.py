@@ -114,6 +114,17 @@ class Level:
     def add(self, check: str, code: str, message: str, **extra: Any) -> None:
         self.buckets[check].append(self.error(code, message, **extra))
 
+    def _at_least_one(self, node: Node, field: str, shown: str, found: int) -> None:
+        """A map's concurrency or a fold's max_iterations (``field``, read as ``shown``)."""
+        if found < 1:
+            self.add(
+                "node_fields",
+                f"non_positive_{field}",
+                f"{node.kind} node `{node.id}`: {shown} must be at least 1, found {found}",
+                node=node.id,
+                found=found,
+            )
+
     def key(self, value: Any) -> bytes:
         """The canonical bytes of a free JSON value, computed once per object."""
         found = self._keys.get(id(value))
@@ -274,27 +285,11 @@ class Level:
                 self._branch(node)
             elif isinstance(node, MapNode):
                 self._body(node, "maps")
-                if node.concurrency < 1:
-                    self.add(
-                        "node_fields",
-                        "non_positive_concurrency",
-                        f"map node `{node_id}`: concurrency cap must be at least 1, "
-                        f"found {node.concurrency}",
-                        node=node_id,
-                        found=node.concurrency,
-                    )
+                self._at_least_one(node, "concurrency", "concurrency cap", node.concurrency)
                 self._reference(node, "over", node.over)
             else:
                 self._body(node, "folds")
-                if node.max_iterations < 1:
-                    self.add(
-                        "node_fields",
-                        "non_positive_max_iterations",
-                        f"fold node `{node_id}`: max_iterations must be at least 1, "
-                        f"found {node.max_iterations}",
-                        node=node_id,
-                        found=node.max_iterations,
-                    )
+                self._at_least_one(node, "max_iterations", "max_iterations", node.max_iterations)
                 self._fold_expressions(node)
             if node.name is not None:
                 self._name(node, node.name)
