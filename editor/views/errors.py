@@ -88,7 +88,10 @@ def service_error_page(request: HttpRequest, error: Exception) -> HttpResponse |
         return response_for_exception(request, PermissionDenied(FORBIDDEN))
     if isinstance(error, InvalidRequest):
         # Only a crafted request gets here: the forms send nothing a service refuses this way.
-        return HttpResponseBadRequest(f"{error}.", content_type="text/plain")
+        message = str(error)
+        return HttpResponseBadRequest(
+            f"{message[:1].upper()}{message[1:]}.", content_type="text/plain"
+        )
     return None
 
 

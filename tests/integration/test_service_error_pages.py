@@ -29,7 +29,7 @@ from tests.integration.api.callers import make_user
 
 
 @pytest.fixture
-def browser(author: User) -> Iterator[Client]:
+def signed_in(author: User) -> Iterator[Client]:
     """A signed-in browser that sees the pages a person would, not the test's exceptions."""
     client = Client(raise_request_exception=False)
     client.force_login(author)
@@ -52,43 +52,43 @@ def failing_home(error: Exception) -> mock._patch[mock.MagicMock]:
     ],
 )
 def test_a_missing_thing_or_role_is_the_plain_404_or_403_page(
-    browser: Client, error: ServiceError, status: int
+    signed_in: Client, error: ServiceError, status: int
 ) -> None:
     with failing_home(error):
-        response = browser.get("/")
+        response = signed_in.get("/")
 
     assert response.status_code == status
     assert response["Content-Type"].startswith("text/html")
     assert "Traceback" not in response.content.decode()
 
 
-def test_a_value_no_form_sends_is_a_400_that_names_it(browser: Client) -> None:
+def test_a_value_no_form_sends_is_a_400_that_names_it(signed_in: Client) -> None:
     with failing_home(InvalidRequest("`q` is not a search", "q")):
-        response = browser.get("/")
+        response = signed_in.get("/")
 
     assert response.status_code == 400
     assert response["Content-Type"].startswith("text/plain")
     assert response.content.decode() == "`q` is not a search."
 
 
-def test_a_subclass_is_answered_as_its_parent(browser: Client) -> None:
+def test_a_subclass_is_answered_as_its_parent(signed_in: Client) -> None:
     with failing_home(InvalidCursor()):
-        response = browser.get("/")
+        response = signed_in.get("/")
 
     assert response.status_code == 400
-    assert response.content.decode() == "the cursor is not one this server handed out."
+    assert response.content.decode() == "The cursor is not one this server handed out."
 
 
-def test_htmx_gets_the_same_status(browser: Client) -> None:
+def test_htmx_gets_the_same_status(signed_in: Client) -> None:
     with failing_home(UnknownRun("r")):
-        response = browser.get("/", headers={"HX-Request": "true"})
+        response = signed_in.get("/", headers={"HX-Request": "true"})
 
     assert response.status_code == 404
 
 
-def test_an_error_the_table_does_not_name_is_the_plain_500_page(browser: Client) -> None:
+def test_an_error_the_table_does_not_name_is_the_plain_500_page(signed_in: Client) -> None:
     with failing_home(StaleDraft(3)):
-        response = browser.get("/")
+        response = signed_in.get("/")
 
     assert response.status_code == 500
     assert "Gatehouse could not answer this request." in response.content.decode()
@@ -101,11 +101,11 @@ def test_every_missing_thing_says_what_is_missing_and_nothing_else_is_mapped() -
     assert service_error_page(mock.Mock(), RuntimeError("not a service error")) is None
 
 
-def test_an_unknown_run_is_a_404_on_each_of_its_pages(browser: Client) -> None:
+def test_an_unknown_run_is_a_404_on_each_of_its_pages(signed_in: Client) -> None:
     run = uuid.uuid4()
     for path in ("", "events/?before=5", "events/3/", "log.jsonl", "node/?node=a"):
-        assert browser.get(f"/runs/{run}/{path}").status_code == 404, path
-    assert browser.post(f"/inbox/{run}/resolve/").status_code == 404
+        assert signed_in.get(f"/runs/{run}/{path}").status_code == 404, path
+    assert signed_in.post(f"/inbox/{run}/resolve/").status_code == 404
 
 
 def test_a_person_without_the_role_gets_403_from_the_service(db: None) -> None:
@@ -119,17 +119,17 @@ def test_a_person_without_the_role_gets_403_from_the_service(db: None) -> None:
     assert "Your roles do not allow this." in response.content.decode()
 
 
-def test_the_404_page_says_what_is_missing(browser: Client) -> None:
-    missing_run = browser.get(f"/runs/{uuid.uuid4()}/").content.decode()
-    no_page = browser.get("/no/such/page/").content.decode()
+def test_the_404_page_says_what_is_missing(signed_in: Client) -> None:
+    missing_run = signed_in.get(f"/runs/{uuid.uuid4()}/").content.decode()
+    no_page = signed_in.get("/no/such/page/").content.decode()
 
     assert "No run has this id." in missing_run
     assert "There is nothing at this address." in no_page
     assert "Resolver404" not in no_page
 
 
-def test_the_api_keeps_its_envelope(browser: Client) -> None:
-    response = browser.get(f"/v1/runs/{uuid.uuid4()}")
+def test_the_api_keeps_its_envelope(signed_in: Client) -> None:
+    response = signed_in.get(f"/v1/runs/{uuid.uuid4()}")
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "unknown_run"
