@@ -34,7 +34,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from editor.models import Document, Version
 from editor.services.errors import InvalidRequest
-from editor.services.storable import NUL
+from editor.services.storable import nul_path
 
 __all__ = ["NO_FILTER", "InboxFilter", "document_graphs", "read_day", "read_filter"]
 
@@ -64,8 +64,9 @@ class InboxFilter:
     def matches_nothing(self) -> bool:
         """Whether a part holds a NUL: nothing stored can match it, and PostgreSQL refuses
         a query that holds one, so the filter keeps nothing without asking the database."""
-        texts = (self.graph, self.document, self.node, self.person, self.search)
-        return any(text is not None and NUL in text for text in texts)
+        return (
+            nul_path([self.graph, self.document, self.node, self.person, self.search]) is not None
+        )
 
     @property
     def item_level(self) -> bool:

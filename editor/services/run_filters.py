@@ -38,7 +38,7 @@ from editor.models import Document, Run
 from editor.services.errors import InvalidRequest
 from editor.services.graphs import is_graph_hash
 from editor.services.inbox_filters import read_day
-from editor.services.storable import NUL
+from editor.services.storable import nul_path
 
 __all__ = ["MAX_LABELS", "NO_RUN_FILTER", "STATES", "RunFilter", "read_run_filter"]
 
@@ -82,13 +82,7 @@ class RunFilter:
     def matches_nothing(self) -> bool:
         """Whether a part holds a NUL: nothing stored can match it, and PostgreSQL refuses a
         query that holds one, so the filter keeps nothing without asking the database."""
-        texts = (
-            self.graph,
-            self.document,
-            self.person,
-            *(part for label in self.labels for part in label),
-        )
-        return any(text is not None and NUL in text for text in texts)
+        return nul_path([self.graph, self.document, self.person, self.labels]) is not None
 
     def apply(self, runs: QuerySet[Run]) -> QuerySet[Run]:
         """``runs`` narrowed to what this filter keeps."""
