@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
 from editor.models import Document, Version
-from editor.services import documents
+from editor.services import documents, runs
 from tests.integration.api.callers import make_user
+from tests.integration.api.running import ECHO_CHAIN
 from tests.integration.test_editor_page import approval_text
 
 pytestmark = pytest.mark.django_db
@@ -85,11 +88,6 @@ def test_people_without_the_authors_role_cannot_manage(client: Client) -> None:
 def test_a_run_of_a_deleted_document_names_it_without_a_link_to_its_gone_editor(
     author_client: Client, author: User
 ) -> None:
-    import json
-
-    from editor.services import runs
-    from tests.integration.api.running import ECHO_CHAIN
-
     documents.create_document(author, title="Echo", slug="echo", text=json.dumps(ECHO_CHAIN))
     frozen = documents.freeze(author, "echo", expected_revision=1)
     operator = make_user("otto", "operators")

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from editor.graph.errors import JsonError, MalformedDocument
-from editor.graph.jsonio import canonical_text, read_json
+from editor.graph.jsonio import ReferenceJsonDecoder, canonical_text, read_json
 from editor.graph.parsing import parse_document
 from tests.unit.strategies import json_values
 
@@ -363,8 +363,6 @@ def test_read_json_only_ever_returns_a_value_or_raises_json_error(data: str | by
 def test_stored_json_is_read_back_under_the_reference_integer_rule() -> None:
     """PostgreSQL's jsonb spells the double 2.0**70 as its 22 digits; read back, it is the
     double again, and integers within 64 bits stay integers."""
-    from editor.graph.jsonio import ReferenceJsonDecoder
-
     stored = '{"big": 1180591620717411303424, "small": 18446744073709551615, "neg": -3}'
     value = json.loads(stored, cls=ReferenceJsonDecoder)
 
