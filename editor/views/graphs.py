@@ -6,7 +6,7 @@ import contextlib
 from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
@@ -17,7 +17,7 @@ from editor.forms import ImportForm, NewGraphForm
 from editor.graph import MalformedDocument, graph_hash, hex_digits, parse_document
 from editor.services import agents, documents
 from editor.services.access import can_author
-from editor.services.errors import InvalidCursor, InvalidRequest, SlugTaken
+from editor.services.errors import InvalidRequest, SlugTaken
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 from editor.views.htmx import HtmxHttpRequest
 
@@ -46,12 +46,10 @@ def graph_list(request: HtmxHttpRequest) -> HttpResponse:
     search = request.GET.get("q", "")
     archived = request.GET.get("archived") == "1"
     cursor = request.GET.get("cursor") or None
-    try:
-        page = documents.list_documents(
-            search=search, cursor=cursor, limit=DEFAULT_LIMIT, archived=archived
-        )
-    except InvalidCursor as error:
-        return HttpResponseBadRequest(f"{str(error).capitalize()}.", content_type="text/plain")
+    # A cursor this server did not hand out is the plain 400 of views.errors.service_error_page.
+    page = documents.list_documents(
+        search=search, cursor=cursor, limit=DEFAULT_LIMIT, archived=archived
+    )
     kept = {"q": search.strip(), "archived": "1" if archived else ""}
     template = "graphs/list.html#rows" if is_fragment_request(request) else "graphs/list.html"
     return render(
