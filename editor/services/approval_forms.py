@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from editor.graph import JsonError, read_json
-from editor.graph.jsonio import I64_MIN, U64_MAX
+from editor.graph.jsonio import I64_MIN, U64_MAX, pretty_json
 from editor.services.approval_rules import (
     NO_CONSTRAINTS,
     Constraints,
@@ -43,7 +43,6 @@ from editor.services.approval_rules import (
     decision_labels,
     ordered_keys,
 )
-from editor.services.display import pretty_json
 from editor.services.numbers import InvalidNumber, strict_int
 from editor.services.storable import NUL, nul_path
 

@@ -13,10 +13,11 @@ from django.db.models import BooleanField, Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
 
+from editor.engine.history import event_time
 from editor.engine.ports import Envelope
 from editor.engine.status import scope_key
+from editor.graph.jsonio import pretty_json
 from editor.models import RESOLUTION_KINDS, RunEvent
-from editor.services.display import event_time, pretty_json
 from editor.services.inbox import graph_titles
 from editor.services.inbox_filters import NO_FILTER, InboxFilter
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of

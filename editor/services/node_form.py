@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from editor.graph import JsonError, read_json
+from editor.graph.jsonio import pretty_json
 from editor.graph.model import PAYLOAD_FIELDS, FieldSpec
-from editor.services.display import pretty_json
 from editor.services.numbers import InvalidNumber, strict_int
 
 __all__ = [

@@ -15,12 +15,13 @@ from datetime import datetime
 from typing import Any
 
 from editor.engine import RunTrace, fork_origin, level_of, run_trace
+from editor.engine.history import event_time
 from editor.engine.ports import Envelope
 from editor.engine.routing import Routing
 from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, scope_key
 from editor.graph import MISSING
+from editor.graph.jsonio import pretty_json
 from editor.graph.model import Node
-from editor.services.display import event_time, pretty_json
 from editor.services.errors import InvalidRequest
 from editor.services.run_pages import is_forkable, run_graph
 from editor.services.run_rows import RunInfo, envelopes, info, run_row

@@ -27,10 +27,10 @@ from editor.engine import TERMINAL, Levels, RunState, RunTrace, level_of, levels
 from editor.engine.ports import Envelope
 from editor.graph import Graph
 from editor.graph.dot import RunMarks
+from editor.graph.jsonio import pretty_json
 from editor.graph.model import FoldNode, MapNode, NodeBody, SubgraphBody, input_schema_of
 from editor.models import Run, RunEvent
 from editor.services import canvas, graphs, runs
-from editor.services.display import pretty_json
 from editor.services.forks import fork_children
 from editor.services.links import card_id
 from editor.services.run_timeline import TimelinePage, newest, since

@@ -20,9 +20,10 @@ from urllib.parse import urlencode
 import orjson
 
 from editor.engine import EVENT_FIELDS, compact_json
+from editor.engine.history import event_time
 from editor.engine.ports import Envelope
+from editor.graph.jsonio import pretty_json
 from editor.models import RunEvent
-from editor.services.display import event_time, pretty_json
 from editor.services.run_rows import run_row
 from editor.store import envelope_of
 

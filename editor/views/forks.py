@@ -16,8 +16,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from editor.graph.jsonio import pretty_json
 from editor.services import forks
-from editor.services.display import pretty_json
 from editor.services.errors import (
     ForkHazard,
     InvalidForkNode,

@@ -8,8 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from editor.graph.jsonio import pretty_json
 from editor.services import runs
-from editor.services.display import pretty_json
 
 
 def _pretty(schema: Any) -> str | None:

@@ -13,10 +13,10 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor.forms import StartRunForm
 from editor.graph import Graph, MalformedDocument, parse_document, short_hash, wire_value
+from editor.graph.jsonio import pretty_json
 from editor.graph.model import Edge
 from editor.services import canvas, documents, graphs, run_pages
 from editor.services.access import can_operate
-from editor.services.display import pretty_json
 from editor.services.errors import InvalidGraph, UnknownDocument, UnknownGraph
 from editor.views.graphs import editor_url, is_fragment_request
 from editor.views.htmx import HtmxHttpRequest

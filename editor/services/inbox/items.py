@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from editor.engine.history import event_time
 from editor.graph import short_hash
-from editor.services.display import event_time, pretty_json
+from editor.graph.jsonio import pretty_json
 from editor.services.links import card_id
 
 __all__ = ["GraphChoice", "InboxItem", "suggested_limit"]
