@@ -26,22 +26,37 @@ them: every tool call here carries a key derived from its run, node and position
 schemas from files beside the agent file (``*_path``), the model endpoint from the agent
 (``llm``), and cost and wall-time budgets need prices and clocks per agent (``pricing``,
 ``budgets.cost_usd``, ``budgets.wall_time_seconds``, ``max_response_tokens``).
+
+An agent file is read safely whoever sends it: at most :data:`MAX_AGENT_FILE_BYTES`, then
+:func:`editor.graph.toml_scan.scan_toml` bounds its keys, nesting and bare values before
+``tomllib`` reads it, and what ``tomllib`` reads must be JSON (no date, time, ``nan`` or
+``inf``, integers in 64 bits), each value refused naming its key path. Every failure is an
+:class:`InvalidAgentDefinition` naming what is wrong.
 """
 
 from __future__ import annotations
 
+import datetime
+import math
 import tomllib
 from typing import Any
 
 from editor.graph.agents import AgentDefinition, parse_agent_definition
 from editor.graph.errors import InvalidAgentDefinition
+from editor.graph.toml_scan import TomlTooComplex, scan_toml
 
 __all__ = [
     "GATEHOUSE_ONLY_FIELDS",
+    "MAX_AGENT_FILE_BYTES",
     "is_reference_definition",
     "parse_reference_agent",
     "read_agent_toml",
 ]
+
+#: The largest agent file read (the reference's examples are a few kilobytes).
+MAX_AGENT_FILE_BYTES = 256 * 1024
+#: TOML integers are 64-bit (TOML 1.0, *Integer*); ``tomllib`` reads any length.
+_I64 = (-(2**63), 2**63 - 1)
 
 #: The fields of the reference's ``AgentConfig``, in its order.
 REFERENCE_FIELDS = (
@@ -98,7 +113,21 @@ def _malformed(message: str, field: str) -> dict[str, str]:
 
 
 def read_agent_toml(data: bytes | str) -> dict[str, Any]:
-    """An agent file's TOML as a table; raises :class:`InvalidAgentDefinition`."""
+    """An agent file's TOML as a table of JSON values; raises :class:`InvalidAgentDefinition`
+    (the file too large, too deep or too long to read, not TOML, or holding a value JSON has
+    no form for)."""
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+    if size > MAX_AGENT_FILE_BYTES:
+        raise InvalidAgentDefinition(
+            [
+                {
+                    "code": "agent_file_too_large",
+                    "message": f"the agent file is {size} bytes, over the "
+                    f"{MAX_AGENT_FILE_BYTES}-byte cap",
+                    "field": "",
+                }
+            ]
+        )
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as error:
@@ -106,11 +135,66 @@ def read_agent_toml(data: bytes | str) -> dict[str, Any]:
             [_malformed(f"the agent file is not UTF-8 text: {error.reason}", "")]
         ) from None
     try:
-        return tomllib.loads(text)
+        scan_toml(text)
+    except TomlTooComplex as error:
+        raise InvalidAgentDefinition(
+            [_malformed(f"the agent file is not read: {error}", "")]
+        ) from None
+    try:
+        table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InvalidAgentDefinition(
             [_malformed(f"the agent file is not valid TOML: {error}", "")]
         ) from None
+    except (ValueError, RecursionError) as error:
+        # What the scan bounds should never get here; if it does, it is still the file's fault.
+        raise InvalidAgentDefinition(
+            [_malformed(f"the agent file is not valid TOML: {error}", "")]
+        ) from None
+    problems = _not_json(table)
+    if problems:
+        raise InvalidAgentDefinition(problems)
+    return table
+
+
+def _not_json(table: dict[str, Any]) -> list[dict[str, str]]:
+    """Every value of a TOML table that has no JSON form, located by its key path
+    (``output_schema.properties.when.default``; array items as ``replies[0]``)."""
+    problems: list[dict[str, str]] = []
+    stack: list[tuple[str, Any]] = [("", table)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(
+                (f"{path}.{key}" if path else key, item) for key, item in reversed(value.items())
+            )
+        elif isinstance(value, list):
+            stack.extend(
+                (f"{path}[{index}]", item) for index, item in reversed(list(enumerate(value)))
+            )
+        else:
+            why = _why_not_json(value)
+            if why is not None:
+                problems.append(
+                    {"code": "not_json_value", "message": f"`{path}` is {why}", "field": path}
+                )
+    return problems
+
+
+def _why_not_json(value: Any) -> str | None:
+    if isinstance(value, datetime.datetime):
+        kind = "a TOML date-time"
+    elif isinstance(value, datetime.date):
+        kind = "a TOML date"
+    elif isinstance(value, datetime.time):
+        kind = "a TOML time"
+    elif isinstance(value, float) and not math.isfinite(value):
+        return f"`{value}`, a number JSON cannot hold: write a finite number"
+    elif isinstance(value, int) and not isinstance(value, bool) and not _I64[0] <= value <= _I64[1]:
+        return "an integer outside the 64 bits TOML integers have"
+    else:
+        return None
+    return f'{kind}, which JSON has no form for: write it as a string ("{value.isoformat()}")'
 
 
 def is_reference_definition(raw: Any) -> bool:
