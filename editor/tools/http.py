@@ -6,8 +6,9 @@ It is disabled unless ``GATEHOUSE_HTTP_ALLOW`` lists ``host[:port]`` entries. Th
   without a port allows the scheme's default port only (80 for http, 443 for https); host
   names compare case-insensitively; IPv6 entries are written in brackets (``[::1]:8080``).
 * The host is resolved **before** connecting, and every address it resolves to is checked:
-  a loopback, private, link-local, multicast, unspecified or otherwise non-global address is
-  refused unless that address itself is listed with the port (``127.0.0.1:8080``). So an
+  a loopback, private, link-local, site-local, multicast, unspecified or otherwise
+  non-global address is refused (and so is an IPv6 address carrying such an IPv4 address:
+  ``::ffff:10.0.0.1``, ``::127.0.0.1``, NAT64's ``64:ff9b::a00:1``, 6to4's ``2002:a00:1::``) unless that address itself is listed with the port (``127.0.0.1:8080``). So an
   allow-listed *name* is trusted to be a public service, and cannot be pointed at the
   machine's own network by its DNS answer; an operator who means an internal service lists
   its address.
@@ -101,10 +102,35 @@ def _normal_host(host: str) -> str:
         return host
 
 
+#: IPv6 ranges whose last 32 bits are an IPv4 address the packets reach: public only when
+#: that address is (NAT64's well-known prefix, RFC 6052; SIIT's translated form, RFC 2765).
+_V4_IN_LOW_BITS = (
+    ipaddress.IPv6Network("64:ff9b::/96"),
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),
+)
+#: IPv6 ranges never public, whatever they embed: IPv4-compatible addresses (deprecated by
+#: RFC 4291; ``::127.0.0.1``), local-use NAT64 (RFC 8215), site-local (deprecated by RFC 3879)
+#: and Teredo (its relays reach an address of the client's choosing). Python's
+#: ``is_global`` counts the first three as public.
+_NEVER_PUBLIC = (
+    ipaddress.IPv6Network("::/96"),
+    ipaddress.IPv6Network("64:ff9b:1::/48"),
+    ipaddress.IPv6Network("fec0::/10"),
+    ipaddress.IPv6Network("2001::/32"),
+)
+
+
 def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
+    """Whether ``address`` is a public unicast address, looking through every form of IPv6
+    that carries an IPv4 address (mapped, NAT64, SIIT, 6to4) to the address it reaches."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if any(address in network for network in _NEVER_PUBLIC):
+            return False
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is None and any(address in network for network in _V4_IN_LOW_BITS):
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            return _is_public(embedded)
     return address.is_global and not address.is_multicast
 
 

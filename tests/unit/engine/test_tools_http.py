@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import shutil
 import socket
@@ -19,6 +20,7 @@ import pytest
 from editor.engine.errors import ToolError
 from editor.engine.ports import ToolContext
 from editor.tools import MAX_BODY_BYTES, build_registry
+from editor.tools import http as http_tool
 
 CONTEXT = ToolContext("run", "node", "idem-123", 5.0)
 
@@ -112,6 +114,8 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     real = socket.getaddrinfo
 
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in names and ":" in names[host]:
+            return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", (names[host], port, 0, 0))]
         if host in names:
             return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (names[host], port))]
         return real(host, port, *args, **kwargs)
@@ -175,6 +179,37 @@ def test_an_allowed_name_that_resolves_to_a_private_address_is_refused(
         ToolError, match=r"`public.test` resolved to 10.0.0.5, which is not a public"
     ):
         request(["public.test"], {"method": "GET", "url": "http://public.test/"})
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "::127.0.0.1",  # IPv4-compatible (deprecated), loopback
+        "::8.8.8.8",  # IPv4-compatible, whatever it embeds
+        "::ffff:10.0.0.5",  # IPv4-mapped
+        "::ffff:0:10.0.0.5",  # SIIT's IPv4-translated
+        "64:ff9b::10.0.0.5",  # NAT64 of a private address
+        "64:ff9b::127.0.0.1",  # NAT64 of loopback
+        "64:ff9b:1::8.8.8.8",  # local-use NAT64
+        "2002:a00:5::1",  # 6to4 of 10.0.0.5
+        "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+        "fec0::1",  # site-local (deprecated)
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+    ],
+)
+def test_an_ipv6_address_carrying_a_private_or_local_one_is_refused(
+    fake_dns: dict[str, str], address: str
+) -> None:
+    fake_dns["public.test"] = address
+    with pytest.raises(ToolError, match="which is not a public address"):
+        request(["public.test"], {"method": "GET", "url": "http://public.test/"})
+
+
+@pytest.mark.parametrize(
+    "address", ["64:ff9b::8.8.8.8", "2002:808:808::1", "::ffff:0:8.8.8.8", "2606:4700::1111"]
+)
+def test_an_ipv6_address_reaching_a_public_one_is_public(address: str) -> None:
+    assert http_tool._is_public(ipaddress.ip_address(address))
 
 
 def test_an_allowed_name_that_resolves_to_loopback_is_refused(server: LocalServer) -> None:
