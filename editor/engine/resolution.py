@@ -17,8 +17,10 @@ from typing import Any
 
 from editor.engine.ports import Installation
 from editor.graph import AgentDefinition, AgentNode, BranchNode, Graph
+from editor.graph.closed_schemas import schema_findings
 from editor.graph.model import SubgraphBody
 from editor.graph.suggest import Suggester, suggest_suffix
+from editor.graph.validation.schemas import schema_problem
 
 __all__ = ["resolve_names"]
 
@@ -62,6 +64,8 @@ class _Resolver:
             elif isinstance(node, (AgentNode, BranchNode)) and node.agent_hash is not None:
                 # A branch's decision agent is checked, and reported, as an agent node is.
                 self.agent_node(node.id, node.agent_hash, owners)
+                if isinstance(node, AgentNode) and node.output_schema is None:
+                    self.agent_output_schema(node.id, node.agent_hash, owners)
             body = getattr(node, "body", None)
             if isinstance(body, SubgraphBody):
                 self.level(body.graph, (*owners, node.id))
@@ -120,13 +124,47 @@ class _Resolver:
                 model=definition.model,
             )
 
+    def agent_output_schema(self, node: str, agent_hash: str, owners: tuple[str, ...]) -> None:
+        """The agent's ``output_schema``, which checks the node's answers when the node
+        declares none, read as a node's schema is (E6, E10): a definition stored before
+        registration read it so would otherwise validate here and fail every run."""
+        definition = self.agent(agent_hash)
+        schema = definition.output_schema if definition is not None else None
+        if schema is None:
+            return
+        subject = "its agent's `output_schema`"
+        problem = schema_problem(schema)
+        if problem is not None:
+            self.add(
+                owners,
+                "invalid_json_schema",
+                f"agent node `{node}`: {subject} is not a valid JSON Schema: {problem}",
+                node=node,
+                agent_hash=agent_hash,
+                field="output_schema",
+                error=problem,
+            )
+            return
+        for finding in schema_findings(schema):
+            self.add(
+                owners,
+                finding.code,
+                f"agent node `{node}`: " + finding.describe(subject),
+                node=node,
+                agent_hash=agent_hash,
+                field="output_schema",
+                **finding.keys,
+            )
+
 
 def resolve_names(graph: Graph, installation: Installation) -> list[Error]:
     """Every name of ``graph`` this installation cannot resolve; empty when it can run here.
 
     Per node: a tool node gives ``unknown_tool`` or ``tool_disabled``; an agent node (or a
     branch with a decision agent) gives ``unknown_agent``, or else one ``unknown_agent_tool``
-    per unregistered listed tool (in the definition's order) and then ``provider_unavailable``.
+    per unregistered listed tool (in the definition's order) and then ``provider_unavailable``;
+    an agent node declaring no ``output_schema`` of its own, then ``invalid_json_schema`` or
+    the closed-world codes (E10's) for its agent's ``output_schema``.
     """
     resolver = _Resolver(installation)
     resolver.level(graph, ())

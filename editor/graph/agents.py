@@ -6,6 +6,9 @@ canonical form **without** ``name``, so renaming an agent keeps its identity
 ``options`` ``{}``; an empty ``budget`` is dropped), so two spellings of the same
 definition have one hash. ``output_schema`` (the shape of the agent's answer, as in the
 reference's agent files) is hashed when it is set; a definition without one hashes as before.
+It is read as node schemas are: valid Draft 2020-12, at most ``MAX_DOCUMENT_SUBSCHEMAS``
+subschemas, and nothing the closed-world reading refuses (E10's codes: outside or recursive
+references, patterns RE2 cannot run, another dialect).
 """
 
 from __future__ import annotations
@@ -13,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from editor.graph.closed_schemas import count_subschemas, schema_findings
 from editor.graph.errors import InvalidAgentDefinition, JsonError
 from editor.graph.jsonio import hash_value, read_json
 from editor.graph.text import is_blank
-from editor.graph.validation.schemas import schema_problem
+from editor.graph.validation.schemas import MAX_DOCUMENT_SUBSCHEMAS, schema_problem
 
 __all__ = ["AgentDefinition", "agent_def_hash", "parse_agent_definition"]
 
@@ -238,6 +242,14 @@ def output_schema_of(raw: Any, problems: _Problems) -> dict[str, Any] | None:
             "output_schema",
         )
         return None
+    if count_subschemas(raw, MAX_DOCUMENT_SUBSCHEMAS) > MAX_DOCUMENT_SUBSCHEMAS:
+        problems.add(
+            "schemas_too_large",
+            f"`output_schema` holds more than {MAX_DOCUMENT_SUBSCHEMAS} subschemas, the most "
+            "one document may hold",
+            "output_schema",
+        )
+        return None
     problem = schema_problem(raw)
     if problem is not None:
         problems.add(
@@ -246,4 +258,9 @@ def output_schema_of(raw: Any, problems: _Problems) -> dict[str, Any] | None:
             "output_schema",
         )
         return None
-    return raw
+    # The closed-world reading node schemas get (E10): what would make checking an answer
+    # reach outside, loop, explode or switch dialect is refused now, not when a run fails.
+    findings = schema_findings(raw)
+    for finding in findings:
+        problems.add(finding.code, finding.describe("`output_schema`"), "output_schema")
+    return None if findings else raw

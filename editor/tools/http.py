@@ -8,7 +8,8 @@ It is disabled unless ``GATEHOUSE_HTTP_ALLOW`` lists ``host[:port]`` entries. Th
 * The host is resolved **before** connecting, and every address it resolves to is checked:
   a loopback, private, link-local, site-local, multicast, unspecified or otherwise
   non-global address is refused (and so is an IPv6 address carrying such an IPv4 address:
-  ``::ffff:10.0.0.1``, ``::127.0.0.1``, NAT64's ``64:ff9b::a00:1``, 6to4's ``2002:a00:1::``) unless that address itself is listed with the port (``127.0.0.1:8080``). So an
+  ``::ffff:10.0.0.1``, ``::127.0.0.1``, NAT64's ``64:ff9b::a00:1``, 6to4's ``2002:a00:1::``)
+  unless that address itself is listed with the port (``127.0.0.1:8080``). So an
   allow-listed *name* is trusted to be a public service, and cannot be pointed at the
   machine's own network by its DNS answer; an operator who means an internal service lists
   its address.

@@ -209,3 +209,34 @@ def test_a_json_body_is_read_in_the_references_fields_unless_it_uses_ours(
     body: object, reference: bool
 ) -> None:
     assert is_reference_definition(body) is reference
+
+
+@pytest.mark.parametrize(
+    ("schema", "code"),
+    [
+        ('"$ref" = "https://schemas.example/answer"', "schema_reference_not_local"),
+        ('"$ref" = "#/$defs/missing"', "schema_reference_dangling"),
+        ('type = "string"\npattern = "(a)\\\\1"', "schema_pattern_unsupported"),
+        ('"$schema" = "http://json-schema.org/draft-07/schema#"', "schema_dialect_unsupported"),
+    ],
+)
+def test_an_output_schema_is_read_in_a_closed_world_as_node_schemas_are(
+    schema: str, code: str
+) -> None:
+    with pytest.raises(InvalidAgentDefinition) as refused:
+        read(f'model = "echo"\n[output_schema]\n{schema}\n')
+
+    (error,) = refused.value.errors
+    assert (error["code"], error["field"]) == (code, "output_schema")
+    assert error["message"].startswith("`output_schema` ")
+
+
+def test_an_output_schema_of_too_many_subschemas_is_refused_before_it_is_checked() -> None:
+    with pytest.raises(InvalidAgentDefinition) as refused:
+        parse_agent_definition(
+            {"model": "echo", "prompt": "", "output_schema": {"allOf": [{}] * 20_000}}
+        )
+
+    (error,) = refused.value.errors
+    assert error["code"] == "schemas_too_large"
+    assert "more than 10000 subschemas" in error["message"]

@@ -221,3 +221,62 @@ def test_each_agent_is_looked_up_once_per_resolution() -> None:
     directory_installation = installation(WRITER)
     assert resolve_names(graph, directory_installation) == []
     assert directory_installation.agents.asked == [WRITER_HASH]
+
+
+# An agent stored before its `output_schema` was read as node schemas are (the definition
+# is built directly, as the store returns it, without parse_agent_definition's checks).
+OUTSIDE = AgentDefinition(
+    model="echo", prompt="Answer.", output_schema={"$ref": "https://schemas.example/answer"}
+)
+LOOKAROUND = AgentDefinition(
+    model="echo", prompt="Answer.", output_schema={"type": "string", "pattern": "(?=x)"}
+)
+NOT_A_SCHEMA = AgentDefinition(model="echo", prompt="Answer.", output_schema={"type": 5})
+
+
+def test_an_agents_output_schema_that_refers_outside_is_not_runnable() -> None:
+    digest = agent_def_hash(OUTSIDE)
+    graph = Graph(1, (AgentNode("answer", digest),))
+
+    assert resolve_names(graph, installation(OUTSIDE)) == [
+        {
+            "code": "schema_reference_not_local",
+            "message": "agent node `answer`: its agent's `output_schema` refers outside itself "
+            "at `/$ref`: `https://schemas.example/answer` (only local `#…` references are "
+            "allowed)",
+            "node": "answer",
+            "agent_hash": digest,
+            "field": "output_schema",
+            "path": "/$ref",
+            "reference": "https://schemas.example/answer",
+        }
+    ]
+
+
+def test_an_agents_output_schema_is_read_like_a_nodes_in_a_subgraph_too() -> None:
+    digest = agent_def_hash(LOOKAROUND)
+    body = SubgraphBody(Graph(1, (AgentNode("inner", digest),)))
+    graph = Graph(1, (MapNode("each", "$.items", 2, body),))
+
+    (error,) = resolve_names(graph, installation(LOOKAROUND))
+
+    assert error["code"] == "schema_pattern_unsupported"
+    assert error["subgraph"] == ["each"]
+    assert error["message"].startswith(
+        "in the subgraph of `each`: agent node `inner`: its agent's `output_schema` has a pattern"
+    )
+
+
+def test_an_agents_output_schema_that_is_not_a_json_schema_is_not_runnable() -> None:
+    digest = agent_def_hash(NOT_A_SCHEMA)
+
+    (error,) = resolve_names(Graph(1, (AgentNode("answer", digest),)), installation(NOT_A_SCHEMA))
+
+    assert error["code"] == "invalid_json_schema"
+    assert "its agent's `output_schema` is not a valid JSON Schema" in error["message"]
+
+
+def test_a_node_declaring_its_own_output_schema_does_not_use_its_agents() -> None:
+    node = AgentNode("answer", agent_def_hash(OUTSIDE), output_schema={"type": "string"})
+
+    assert resolve_names(Graph(1, (node,)), installation(OUTSIDE)) == []
