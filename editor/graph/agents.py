@@ -150,8 +150,14 @@ def _options(model: str | None, raw: Any, problems: _Problems) -> dict[str, Any]
     return {"replies": replies}
 
 
-def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinition:
-    """Parse a definition strictly; raises :class:`InvalidAgentDefinition` listing every problem."""
+def parse_agent_definition(
+    data: bytes | str | dict[str, Any], *, closed_world: bool = True
+) -> AgentDefinition:
+    """Parse a definition strictly; raises :class:`InvalidAgentDefinition` listing every problem.
+
+    ``closed_world=False`` leaves out the closed-world reading of ``output_schema``, for a
+    definition stored before it was read so: run-time resolution reports what it finds there,
+    naming the node that uses the agent."""
     problems = _Problems()
     if isinstance(data, dict):
         raw: Any = data
@@ -203,7 +209,7 @@ def parse_agent_definition(data: bytes | str | dict[str, Any]) -> AgentDefinitio
 
     budget = _budget(raw.get("budget"), problems)
     options = _options(model, raw.get("options"), problems)
-    output_schema = output_schema_of(raw.get("output_schema"), problems)
+    output_schema = output_schema_of(raw.get("output_schema"), problems, closed_world=closed_world)
     # A missing or mistyped model or prompt is among the problems; the checker cannot know.
     if problems.errors or model is None or prompt is None:
         raise InvalidAgentDefinition(problems.errors)
@@ -232,7 +238,9 @@ def _string(raw: dict[str, Any], key: str, problems: _Problems, *, required: boo
     return value
 
 
-def output_schema_of(raw: Any, problems: _Problems) -> dict[str, Any] | None:
+def output_schema_of(
+    raw: Any, problems: _Problems, *, closed_world: bool = True
+) -> dict[str, Any] | None:
     """An agent's ``output_schema``: absent, or an object that is a valid JSON Schema."""
     if raw is None:
         return None
@@ -260,7 +268,7 @@ def output_schema_of(raw: Any, problems: _Problems) -> dict[str, Any] | None:
         return None
     # The closed-world reading node schemas get (E10): what would make checking an answer
     # reach outside, loop, explode or switch dialect is refused now, not when a run fails.
-    findings = schema_findings(raw)
+    findings = schema_findings(raw) if closed_world else ()
     for finding in findings:
         problems.add(finding.code, finding.describe("`output_schema`"), "output_schema")
     return None if findings else raw

@@ -42,8 +42,10 @@ class OrmAgentDirectory:
         if row is None:
             return None
         try:
-            # Stored as the hashed form (no name), already parsed once when it was posted.
-            return parse_agent_definition(row.definition)
+            # Stored as the hashed form (no name), already parsed once when it was posted; one
+            # stored before its output_schema was read in a closed world is still found, and
+            # resolve_names says what is wrong with its schema.
+            return parse_agent_definition(row.definition, closed_world=False)
         except InvalidAgentDefinition:
             return None
 
