@@ -314,6 +314,15 @@ AXES_LOCKOUT_CALLABLE = "editor.sign_in.locked_out"
 AXES_CLIENT_IP_CALLABLE = "editor.sign_in.client_address"
 # Failures are kept until their cool-off ends; successful sign-ins are not logged by Axes.
 AXES_DISABLE_ACCESS_LOG = True
+# What Axes keeps of a failed attempt's form is masked for these fields (beside `password`):
+# the Account page's password change counts too (editor.services.password_attempts).
+AXES_SENSITIVE_PARAMETERS = [
+    "username",
+    "ip_address",
+    "old_password",
+    "new_password1",
+    "new_password2",
+]
 AXES_VERBOSE = False  # no banner at every start; failures and lockouts are still logged
 # Where a proxy in front puts the client's address (X-Forwarded-For, X-Real-IP): its last
 # entry is the one the proxy itself wrote. Unset: the address of the connection.

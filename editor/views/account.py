@@ -1,11 +1,15 @@
 """``/account/``: the signed-in user's password and their own API tokens.
 
+A wrong current password counts as a failed sign-in (``editor.services.password_attempts``):
+five lock the password form, like the sign-in form, for the cool-off.
+
 A new token is shown once, in the response to the POST that created it: it is never put in a
 URL, a redirect, the session or a message, and the page is not cached. Only its digest is kept.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django import forms
@@ -15,10 +19,13 @@ from django.contrib.auth.forms import PasswordChangeForm
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from editor.services import tokens
+from editor.services import password_attempts, tokens
+
+TOO_MANY_REQUESTS = 429
 
 
 class PasswordForm(PasswordChangeForm):
@@ -55,8 +62,13 @@ def change_password(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         # The address bar shows this URL after a refused change; coming back to it is harmless.
         return redirect(_account_url("password"))
+    if not password_attempts.password_change_allowed(request):
+        return _password_locked(request)
     form = PasswordForm(request.user, request.POST)
     if not form.is_valid():
+        wrong = form.has_error("old_password", "password_incorrect")
+        if wrong and not password_attempts.count_wrong_password(request):
+            return _password_locked(request)
         return _account_page(request, password_form=form)
     user = form.save()
     update_session_auth_hash(request, user)
@@ -94,6 +106,20 @@ def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
     else:
         messages.info(request, f"The API token “{token.name}” was already revoked.")
     return redirect("account")
+
+
+def _password_locked(request: HttpRequest) -> HttpResponse:
+    """429: the password form is locked; the page says when it opens again."""
+    lifts_at = password_attempts.lock_lifts_at(request)
+    seconds = max(1, math.ceil((lifts_at - timezone.now()).total_seconds()))
+    response = render(
+        request,
+        "account/password_locked.html",
+        {"lifts_at": lifts_at, "minutes": math.ceil(seconds / 60)},
+        status=TOO_MANY_REQUESTS,
+    )
+    response["Retry-After"] = str(seconds)
+    return response
 
 
 def _account_url(section: str) -> str:
