@@ -112,3 +112,33 @@ def test_the_whole_list_carries_each_definitions_format(api: Caller) -> None:
     listed = json_of(api.get("/v1/agents"))["agents"]
 
     assert sorted(item["format"] for item in listed) == ["json", "toml"]
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "words"),
+    [
+        ("a" + ".a" * 30_000 + " = 1\n", "", "a key has more than 16 parts"),
+        ("x = " + "[" * 100_000 + "]" * 100_000 + "\n", "", "values nest more than 127 levels"),
+        ("[budgets]\nsteps = " + "1" * 100_000 + "\n", "", "longer than the 64"),
+        ("[output_schema]\nmaximum = nan\n", "output_schema.maximum", "`nan`"),
+        (
+            "[output_schema.properties.when]\ndefault = 1979-05-27\n",
+            "output_schema.properties.when.default",
+            "a TOML date",
+        ),
+        ("# padding\n" * 30_000, "", "over the 262144-byte cap"),
+    ],
+    ids=["deep key", "deep arrays", "long integer", "nan", "date", "too large"],
+)
+def test_an_agent_file_built_to_break_the_parser_is_400_invalid_agent_naming_why(
+    api: Caller, text: str, field: str, words: str
+) -> None:
+    response = post_toml(api, 'model = "echo"\n' + text)
+
+    assert response.status_code == 400, response.content
+    error = error_of(response)
+    assert error["code"] == "invalid_agent"
+    (problem,) = error["details"]["errors"]
+    assert problem["field"] == field
+    assert words in problem["message"]
+    assert not AgentDefinition.objects.exists()
