@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from editor.graph import InvalidAgentDefinition
-from editor.graph import agent_files as agent_files_module
 from editor.graph.agent_files import MAX_AGENT_FILE_BYTES, read_agent_toml
 from editor.graph.toml_scan import (
     MAX_BARE_VALUE,
@@ -43,7 +42,7 @@ def no_tomllib(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(text: str) -> object:
         raise AssertionError("tomllib was asked to read what the scan should have refused")
 
-    monkeypatch.setattr(agent_files_module.tomllib, "loads", refuse)
+    monkeypatch.setattr(tomllib, "loads", refuse)
 
 
 @pytest.mark.parametrize("shape", list(HOSTILE))
