@@ -3,7 +3,7 @@
 A wrong current password counts as a failed sign-in of that username from that address,
 in django-axes's database counts: five lock the password form (and signing in) until 15
 minutes pass without a failure, so a stolen session cannot guess the password any faster
-than the sign-in form could.
+than the sign-in form could. The right one clears the count, as a successful sign-in does.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from django.db.models import Max, Q
 from django.http import HttpRequest
 from django.utils import timezone
 
-__all__ = ["count_wrong_password", "lock_lifts_at", "password_change_allowed"]
+__all__ = [
+    "count_right_password",
+    "count_wrong_password",
+    "lock_lifts_at",
+    "password_change_allowed",
+]
 
 
 def _credentials(request: HttpRequest) -> dict[str, Any]:
@@ -39,6 +44,13 @@ def count_wrong_password(request: HttpRequest) -> bool:
     # with the sign-in page.
     request.axes_locked_out = False  # type: ignore[attr-defined]
     return password_change_allowed(request)
+
+
+def count_right_password(request: HttpRequest) -> None:
+    """The right current password clears the failures of this username and this address, as
+    a successful sign-in does (``AXES_RESET_ON_SUCCESS``)."""
+    AxesProxyHandler.update_request(request)
+    AxesProxyHandler.get_implementation().reset_user_attempts(request, _credentials(request))
 
 
 def lock_lifts_at(request: HttpRequest) -> datetime:

@@ -70,6 +70,7 @@ def change_password(request: HttpRequest) -> HttpResponse:
         if wrong and not password_attempts.count_wrong_password(request):
             return _password_locked(request)
         return _account_page(request, password_form=form)
+    password_attempts.count_right_password(request)
     user = form.save()
     update_session_auth_hash(request, user)
     messages.success(

@@ -48,6 +48,16 @@ def test_four_wrong_current_passwords_still_let_the_right_one_change_it(
     assert ada.check_password(NEW_PASSWORD)
 
 
+def test_the_right_current_password_clears_the_count_as_a_sign_in_does(browser: Client) -> None:
+    for _ in range(4):
+        change(browser, "not-it")
+    change(browser, PASSWORD)
+
+    for _ in range(4):
+        assert change(browser, "not-it", new=PASSWORD + "-2").status_code == 200
+    assert AccessAttempt.objects.get().failures_since_start == 4
+
+
 def test_the_fifth_wrong_current_password_locks_the_form_saying_when_it_opens(
     browser: Client,
 ) -> None:
