@@ -17,7 +17,7 @@ from typing import Any
 
 from editor.engine.ports import Installation
 from editor.graph import AgentDefinition, AgentNode, BranchNode, Graph
-from editor.graph.closed_schemas import schema_findings
+from editor.graph.closed_schemas import Finding, schema_findings
 from editor.graph.model import SubgraphBody
 from editor.graph.suggest import Suggester, suggest_suffix
 from editor.graph.validation.schemas import schema_problem
@@ -34,6 +34,7 @@ class _Resolver:
         self._suggester: Suggester | None = None
         self._agents: dict[str, AgentDefinition | None] = {}
         self._providers: dict[str, bool] = {}
+        self._schema_readings: dict[str, tuple[str | None, tuple[Finding, ...]]] = {}
 
     def suggest(self, name: str) -> str | None:
         if self._suggester is None:
@@ -132,8 +133,12 @@ class _Resolver:
         schema = definition.output_schema if definition is not None else None
         if schema is None:
             return
+        if agent_hash not in self._schema_readings:  # once per agent, however many nodes
+            problem = schema_problem(schema)
+            findings = schema_findings(schema) if problem is None else ()
+            self._schema_readings[agent_hash] = (problem, findings)
+        problem, findings = self._schema_readings[agent_hash]
         subject = "its agent's `output_schema`"
-        problem = schema_problem(schema)
         if problem is not None:
             self.add(
                 owners,
@@ -145,7 +150,7 @@ class _Resolver:
                 error=problem,
             )
             return
-        for finding in schema_findings(schema):
+        for finding in findings:
             self.add(
                 owners,
                 finding.code,
