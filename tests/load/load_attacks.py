@@ -3,8 +3,9 @@ bounded in rate and in what each attempt sends, on loopback only.
 
 Answers are counted by status (or by what happened: ``closed``, ``held``, ``timeout``); a
 ``4xx`` is the fixes working (``413``, ``429``, ``400``) and does not fail the run, a ``5xx``
-does. Two threads: one sends the request attacks one after the other (at most ``rate`` a
-second), the other holds connections open (slow readers, silent and trickling connections).
+does. Each request attack loops in a thread of its own, all of them together at most ``rate``
+a second (a slow one does not hold the others back); one more thread holds connections open
+(slow readers, silent and trickling connections), ``HELD_AT_ONCE`` of each kind at once.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from load_wire import HOST, close, connect, head, read_head, send_until_answered
 MIB = 1024 * 1024
 #: Past the 8 MiB cap of every path, and past the smaller caps the fixes add.
 OVER_CAP = 9 * MIB
-#: A chunked body that never ends is given up after this much, answered or not.
-ENDLESS_LIMIT = 64 * MIB
+#: A chunked body that never ends is given up after this much (twice the cap), answered or not.
+ENDLESS_LIMIT = 16 * MIB
 CHUNK = 64 * 1024
 SEND_SECONDS = 30.0
 ANSWER_SECONDS = 30.0
@@ -89,10 +90,13 @@ class Attacker:
         self.flood = flood
         self.tally = Tally()
         self.draft_revision: str | None = None
+        attacks = self.attacks()
+        every = len(attacks) / rate
         self.threads = [
-            threading.Thread(target=self._requests, daemon=True, name="attacker"),
-            threading.Thread(target=self._holders, daemon=True, name="attacker-holds"),
+            threading.Thread(target=self._loop, args=(name, attack, every), daemon=True, name=name)
+            for name, attack in attacks
         ]
+        self.threads.append(threading.Thread(target=self._holders, daemon=True))
 
     def start(self) -> None:
         for thread in self.threads:
@@ -122,13 +126,10 @@ class Attacker:
             ("?token= in the query", self.token_in_query),
         ]
 
-    def _requests(self) -> None:
-        attacks = self.attacks()
-        turn = 0
+    def _loop(self, name: str, attack: Callable[[], str | Counter[str]], every: float) -> None:
+        """``attack`` again and again, at most once every ``every`` seconds."""
         while not self.stop.is_set():
             began = time.monotonic()
-            name, attack = attacks[turn % len(attacks)]
-            turn += 1
             try:
                 outcome = attack()
             except Exception as error:  # an attack that breaks is counted, not fatal
@@ -136,7 +137,7 @@ class Attacker:
             answers = Counter([outcome]) if isinstance(outcome, str) else outcome
             for each, times in answers.items():
                 self.tally.add(name, each, times)
-            self.stop.wait(max(0.0, began + 1 / self.rate - time.monotonic()))
+            self.stop.wait(max(0.0, began + every - time.monotonic()))
 
     def _holders(self) -> None:
         holds: list[tuple[str, Callable[[], str]]] = [
@@ -145,20 +146,18 @@ class Attacker:
             ("header-trickling connection", self.trickle),
         ]
         while not self.stop.is_set():
-            for name, hold in holds:
-                outcomes: list[str] = []
-                threads = [
-                    threading.Thread(target=_append, args=(outcomes, hold), daemon=True)
-                    for _ in range(HELD_AT_ONCE)
-                ]
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    thread.join(timeout=HOLD_SECONDS + ANSWER_SECONDS + 5)
-                for outcome in outcomes:
-                    self.tally.add(name, outcome)
-                if self.stop.is_set():
-                    return
+            outcomes: list[tuple[str, str]] = []
+            threads = [
+                threading.Thread(target=_append, args=(outcomes, name, hold), daemon=True)
+                for name, hold in holds
+                for _ in range(HELD_AT_ONCE)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=HOLD_SECONDS + ANSWER_SECONDS + 5)
+            for name, outcome in outcomes:
+                self.tally.add(name, outcome)
 
     # --- plumbing ----------------------------------------------------------------------------
 
@@ -448,5 +447,5 @@ class Attacker:
         return self._held(trickle=True)
 
 
-def _append(outcomes: list[str], hold: Callable[[], str]) -> None:
-    outcomes.append(hold())
+def _append(outcomes: list[tuple[str, str]], name: str, hold: Callable[[], str]) -> None:
+    outcomes.append((name, hold()))

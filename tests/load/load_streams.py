@@ -1,7 +1,10 @@
 """Open streams held for the whole measured phase, as people's pages and API clients hold them:
 half ``/live/`` (a signed-in page: the navigation bar's count, and now and then a run's page),
 half ``GET /v1/runs/{id}/events`` with ``Accept: text/event-stream`` and a token, on one of the
-runs started lately. A stream the server ends (its run ended) or drops is opened again."""
+runs started lately. A stream the server ends (its run ended) or drops is opened again.
+
+A page opens its stream as a browser does, on a kept-alive connection that has just carried
+another request of the page (the inbox count fragment): the case that answered ``500``."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from load_wire import close, connect, head, read_head
+from load_wire import close, connect, head, read_head, read_response
 
 LIVE = "stream GET /live/"
 EVENTS = "stream GET /v1/runs/{id}/events"
@@ -71,7 +74,8 @@ def hold(
             path = f"/v1/runs/{run}/events"
             headers = {"Authorization": f"Bearer {viewer.token}"}
         headers |= {"Accept": "text/event-stream", "Connection": "close"}
-        if not held_once(port, kind, path, headers, stats, stop):
+        before = "/inbox/count/" if kind == LIVE else None
+        if not held_once(port, kind, path, headers, stats, stop, before):
             stop.wait(BACK_OFF)
         elif kind == EVENTS:
             stop.wait(chance.uniform(*NEXT_RUN_SECONDS))
@@ -84,9 +88,11 @@ def held_once(
     headers: dict[str, str],
     stats: StreamStats,
     stop: threading.Event,
+    before: str | None = None,
 ) -> bool:
-    """Opens the stream and reads it until the server ends it or ``stop``; whether it was
-    answered ``200`` (the opening's outcome is counted either way)."""
+    """Opens the stream (after a request for ``before`` on the same connection, when given)
+    and reads it until the server ends it or ``stop``; whether it was answered ``200`` (the
+    opening's outcome is counted either way)."""
     try:
         sock = connect(port, timeout=OPEN_TIMEOUT)
     except OSError as error:
@@ -94,6 +100,13 @@ def held_once(
         return False
     try:
         try:
+            if before is not None:
+                cookie = {"Cookie": headers["Cookie"]}
+                sock.sendall(head("GET", before, port, cookie))
+                fetched = read_response(sock, OPEN_TIMEOUT)
+                if fetched is None or fetched >= 500:
+                    stats.opened(f"{kind}: its page's {before}", str(fetched or "no answer"))
+                    return False
             sock.sendall(head("GET", path, port, headers))
         except OSError as error:
             stats.opened(kind, f"send {type(error).__name__}")

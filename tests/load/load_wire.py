@@ -58,6 +58,34 @@ def read_head(sock: socket.socket, seconds: float) -> tuple[int | None, bytes]:
     return status_of(data), data
 
 
+def read_response(sock: socket.socket, seconds: float) -> int | None:
+    """Reads one whole response whose body has a ``Content-Length`` (as a page's fragment
+    has), leaving the connection ready for the next request; its status, or ``None``."""
+    deadline = time.monotonic() + seconds
+    status, data = read_head(sock, seconds)
+    if status is None:
+        return None
+    headers, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in headers.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(65536)
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        body += chunk
+    return status
+
+
 def answered(sock: socket.socket) -> bool:
     """Whether the server has written something (or closed) without our reading it yet."""
     readable, _, _ = select.select([sock], [], [], 0)
