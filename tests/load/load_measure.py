@@ -170,6 +170,11 @@ class Measurement:
         if self.health.failures:
             failures = Counter(what for _, what in self.health.failures)
             print("  /healthz failures: " + ", ".join(f"{w}: {n}" for w, n in failures.items()))
+        logged = logged_errors(logs)
+        if logged:
+            print("  server logs, errors by kind:")
+            for line, count in logged.most_common(12):
+                print(f"    {count:>5}  {line}")
         print(targets_table(targets))
         print()
         print(answers_table(answers))
@@ -186,3 +191,16 @@ def recent_runs(runs: list[tuple[str, bool]], lock: threading.Lock) -> Callable[
         return chance.choice(latest)[0] if latest else None
 
     return pick
+
+
+def logged_errors(logs: list[Path]) -> Counter[str]:
+    """The ERROR lines of the servers' logs, counted by message (the time and pid left out)."""
+    found: Counter[str] = Counter()
+    for log in logs:
+        if not log.exists():
+            continue
+        for line in log.read_text("utf-8", "replace").splitlines():
+            if " ERROR " in line:
+                message = re.sub(r"^.* ERROR (\S+) \[\d+\] ", r"\1: ", line)
+                found[re.sub(r"[0-9a-f-]{36}", "<id>", message)[:140]] += 1
+    return found

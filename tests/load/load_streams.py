@@ -1,10 +1,13 @@
 """Open streams held for the whole measured phase, as people's pages and API clients hold them:
 half ``/live/`` (a signed-in page: the navigation bar's count, and now and then a run's page),
 half ``GET /v1/runs/{id}/events`` with ``Accept: text/event-stream`` and a token, on one of the
-runs started lately. A stream the server ends (its run ended) or drops is opened again.
+runs started lately. A stream the server ends (its run ended) or drops is opened again; a
+page's stream is closed after 5 to 30 s (the person went to another page) and opened again.
 
-A page opens its stream as a browser does, on a kept-alive connection that has just carried
-another request of the page (the inbox count fragment): the case that answered ``500``."""
+A page opens its stream as a browser does, on a kept-alive connection that carries another
+request of the page (the inbox count fragment) just before it: both are written at once, so
+that the stream's request arrives while the fragment's is still being answered, the race a
+browser session runs into now and then (the server then answered the stream ``500``)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ EVENTS = "stream GET /v1/runs/{id}/events"
 BACK_OFF = 1.0
 #: After a run's stream ended (its run ended), a client picks another run a little later.
 NEXT_RUN_SECONDS = (2.0, 6.0)
+#: How long a person stays on a page before going to the next (which opens its own stream).
+PAGE_SECONDS = (5.0, 30.0)
 OPEN_TIMEOUT = 30.0
 
 
@@ -74,8 +79,10 @@ def hold(
             path = f"/v1/runs/{run}/events"
             headers = {"Authorization": f"Bearer {viewer.token}"}
         headers |= {"Accept": "text/event-stream", "Connection": "close"}
-        before = "/inbox/count/" if kind == LIVE else None
-        if not held_once(port, kind, path, headers, stats, stop, before):
+        before, seconds = (
+            ("/inbox/count/", chance.uniform(*PAGE_SECONDS)) if kind == LIVE else (None, None)
+        )
+        if not held_once(port, kind, path, headers, stats, stop, before, seconds):
             stop.wait(BACK_OFF)
         elif kind == EVENTS:
             stop.wait(chance.uniform(*NEXT_RUN_SECONDS))
@@ -89,10 +96,11 @@ def held_once(
     stats: StreamStats,
     stop: threading.Event,
     before: str | None = None,
+    seconds: float | None = None,
 ) -> bool:
     """Opens the stream (after a request for ``before`` on the same connection, when given)
-    and reads it until the server ends it or ``stop``; whether it was answered ``200`` (the
-    opening's outcome is counted either way)."""
+    and reads it until the server ends it, ``seconds`` pass, or ``stop``; whether it was
+    answered ``200`` (the opening's outcome is counted either way)."""
     try:
         sock = connect(port, timeout=OPEN_TIMEOUT)
     except OSError as error:
@@ -100,14 +108,15 @@ def held_once(
         return False
     try:
         try:
-            if before is not None:
-                cookie = {"Cookie": headers["Cookie"]}
-                sock.sendall(head("GET", before, port, cookie))
+            stream = head("GET", path, port, headers)
+            if before is None:
+                sock.sendall(stream)
+            else:
+                sock.sendall(head("GET", before, port, {"Cookie": headers["Cookie"]}) + stream)
                 fetched = read_response(sock, OPEN_TIMEOUT)
-                if fetched is None or fetched >= 500:
+                if fetched != 200:
                     stats.opened(f"{kind}: its page's {before}", str(fetched or "no answer"))
                     return False
-            sock.sendall(head("GET", path, port, headers))
         except OSError as error:
             stats.opened(kind, f"send {type(error).__name__}")
             return False
@@ -119,7 +128,8 @@ def held_once(
         try:
             body = data.partition(b"\r\n\r\n")[2]
             frames = body.count(b"\n\n")
-            while not stop.is_set():
+            until = time.monotonic() + seconds if seconds is not None else float("inf")
+            while not stop.is_set() and time.monotonic() < until:
                 sock.settimeout(1.0)
                 try:
                     chunk = sock.recv(65536)
