@@ -38,6 +38,11 @@ unexpected status or answer, any connection error). Exit status 0 only when ther
 and every run completed; the server logs are printed when something failed. Also printed: the
 slowest requests, and where the CPU went (this test's processes by role, and other work on the
 machine). Run it with ``make load``.
+
+With ``--streams N`` and ``--attack``, issue 20's measurement runs beside that traffic (open
+streams, an attacker of the issue's list, ``/healthz`` sampled every second and every
+process's memory every 5 s) and prints one table of its targets at the end; a missed target
+fails the run (``load_measure.py``; ``docs/benchmarks.md``). Without them nothing changes.
 """
 
 from __future__ import annotations
