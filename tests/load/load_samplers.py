@@ -149,7 +149,7 @@ class MemorySampler:
 
     def sample(self) -> None:
         at = time.monotonic() - self.started
-        named: dict[str, int | None] = {}
+        named: dict[str, float | None] = {}
         if self.gunicorn is not None:
             named["web master"] = rss_bytes(self.gunicorn)
             alive = set(children(self.gunicorn))
@@ -164,7 +164,7 @@ class MemorySampler:
             named[f"run worker {index + 1}"] = rss_bytes(pid)
         if self.postgres is not None:
             pids = [self.postgres, *children(self.postgres)]
-            sizes = [size for pid in pids if (size := pss_bytes(pid)) is not None]
+            sizes = [pss for pid in pids if (pss := pss_bytes(pid)) is not None]
             named["PostgreSQL (all processes, PSS)"] = float(sum(sizes)) if sizes else None
         for name, size in named.items():
             if size is not None:
