@@ -271,8 +271,9 @@ class Attacker:
                     opened.append(sock)
                 except OSError as error:
                     outcomes[f"connect {type(error).__name__}"] += 1
+            deadline = time.monotonic() + ANSWER_SECONDS  # for all of them together
             for sock in opened:
-                status, _ = read_head(sock, ANSWER_SECONDS / 3)
+                status, _ = read_head(sock, max(0.1, deadline - time.monotonic()))
                 outcomes[str(status) if status is not None else "no answer"] += 1
         finally:
             for sock in opened:
