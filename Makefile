@@ -34,6 +34,7 @@ help:
 	@echo "make bench-scale  every page and list at 10,000 documents and 100,000 runs (SQLite, private PostgreSQL), then workers' scale-out"
 	@echo "make bench-workers  runs/s with 1, 2 and 4 db_worker processes on a private PostgreSQL"
 	@echo "make load    load test: gunicorn, PostgreSQL and 2 run workers under authors, API clients, approvers"
+	@echo "             (LOAD_ARGS=\"--duration 600 --streams 200 --attack\": with open streams and an attacker)"
 	@echo "make faults  fault tests: kill -9 a worker, restart PostgreSQL, fill the body cap (private PostgreSQL)"
 	@echo "make fuzz    the fuzzers for longer: the parser, expressions and pages (Hypothesis), /v1 (Schemathesis)"
 	@echo "make schema  regenerate docs/schemas/graph.schema.json"
@@ -161,6 +162,8 @@ bench-workers: setup
 
 # A private PostgreSQL server (or DATABASE_URL's), gunicorn and 2 run workers on loopback, under
 # a mix of traffic for 60 s; LOAD_ARGS passes options (--duration, --authors, --clients, …).
+# Issue 20's measurement adds open streams and an attacker, and exits 1 when a target is missed:
+#   make load LOAD_ARGS="--duration 600 --streams 200 --attack"
 load: setup
 	$(PY) tests/load/run_load.py $(LOAD_ARGS)
 

@@ -38,6 +38,11 @@ unexpected status or answer, any connection error). Exit status 0 only when ther
 and every run completed; the server logs are printed when something failed. Also printed: the
 slowest requests, and where the CPU went (this test's processes by role, and other work on the
 machine). Run it with ``make load``.
+
+With ``--streams N`` and ``--attack``, issue 20's measurement runs beside that traffic (open
+streams, an attacker of the issue's list, ``/healthz`` sampled every second and every
+process's memory every 5 s) and prints one table of its targets at the end; a missed target
+fails the run (``load_measure.py``; ``docs/benchmarks.md``). Without them nothing changes.
 """
 
 from __future__ import annotations
@@ -64,6 +69,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
+
+from load_measure import Measurement, RunCounts, recent_runs
+from load_summary import percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -145,15 +153,67 @@ def setup_data(spec: dict[str, Any]) -> dict[str, Any]:
         if index % spec["authors_per_draft"] == 0:
             documents.create_document(author, title=slug, slug=slug, text=text)
         drafts.append({"user": author.username, "slug": slug, "gate": gate})
-    return {
+    reader = user("reader")
+    made = {
         "drafts": drafts,
         "clients": [create_token(client, "load test")[1] for client in clients],
         "approvers": [create_token(approver, "load test")[1] for approver in approvers],
         # The checks at the end read runs and drafts as a user without a role.
-        "reader": create_token(user("reader"), "load test checks")[1],
+        "reader": create_token(reader, "load test checks")[1],
         "writer": writer,
         "summarizer": summarizer,
     }
+    if spec.get("streams") or spec.get("attack"):
+        made |= setup_issue20(spec, groups, reader, text)
+    return made
+
+
+def setup_issue20(spec: dict[str, Any], groups: dict[str, Any], reader: Any, text: str) -> Any:
+    """The users behind the open streams (two streams each, a session and a token), and the
+    attacker's: an author with a document, a user for ``/live/`` floods, one who guesses
+    passwords, the reader's session, and a large completed run to read."""
+    from django.contrib.auth.models import User
+    from django.test import Client
+    from load_large_run import build_large_run
+
+    from editor.services import documents
+    from editor.services.tokens import create_token
+
+    def session_of(person: Any) -> str:
+        # Signed in without a password check: hashing a password per user would take minutes.
+        browser = Client()
+        browser.force_login(person, backend="django.contrib.auth.backends.ModelBackend")
+        return browser.cookies["sessionid"].value
+
+    def quick_user(name: str, *roles: str) -> Any:
+        created = User(username=name)
+        created.set_unusable_password()
+        created.save()
+        created.groups.add(*(groups[role] for role in roles))
+        return created
+
+    viewers = []
+    for index in range(-(-spec.get("streams", 0) // 2)):
+        person = quick_user(f"viewer-{index}", "approvers")
+        viewers.append({"session": session_of(person), "token": create_token(person, "streams")[1]})
+    made: dict[str, Any] = {"viewers": viewers}
+    if spec.get("attack"):
+        mallory = quick_user("mallory", "authors", "operators")
+        slug = "mallory-draft"
+        documents.create_document(mallory, title=slug, slug=slug, text=text)
+        large = build_large_run(mallory, spec["large_run_mb"])
+        made["attacker"] = {
+            "author_token": create_token(mallory, "attacks")[1],
+            "author_slug": slug,
+            "flooder_session": session_of(quick_user("flooder")),
+            "guesser_session": session_of(quick_user("guesser")),
+            "reader_token": create_token(reader, "attacks")[1],
+            "reader_session": session_of(reader),
+            "large_run": large["run"],
+            "large_run_events": large["events"],
+            "large_run_bytes": large["bytes"],
+        }
+    return made
 
 
 # --- Processes -----------------------------------------------------------------------------
@@ -528,6 +588,9 @@ class Shared:
     database_log: Path | None = None
     database_pid: int | None = None
     setup_errors: list[str] = field(default_factory=list)
+    extra_runs: set[str] = field(default_factory=set)
+    logs: list[Path] = field(default_factory=list)  # made by the set-up, not by the clients
+    run_counts: RunCounts = field(default_factory=RunCounts)
 
 
 def sign_in(shared: Shared, username: str) -> Caller | None:
@@ -874,14 +937,6 @@ class CpuMeter:
         )
 
 
-def percentile(ordered: list[float], fraction: float) -> float:
-    """The nearest-rank percentile of sorted samples."""
-    if not ordered:
-        return float("nan")
-    rank = max(1, -(-len(ordered) * fraction // 1))
-    return ordered[int(rank) - 1]
-
-
 def slowest(samples: list[Sample], start: float, count: int = 5) -> None:
     """The slowest requests, and when they started: a cluster in time is a stall."""
     ordered = sorted(samples, key=lambda sample: sample.seconds, reverse=True)[:count]
@@ -998,6 +1053,13 @@ def check_runs(shared: Shared, token: str, drain_timeout: float) -> list[str]:
         if seqs != list(range(len(seqs))) or len(seqs) != count:
             problems.append(f"run {run}: event seqs {seqs[:5]}… ({len(seqs)}), event_count {count}")
     # The server holds exactly the runs that were started: none lost, none extra.
+    shared.run_counts = RunCounts(
+        started=len(started),
+        completed=sum(1 for info in ended.values() if info["status"]["state"] == "completed"),
+        lost=len(started - set(listed)),
+        stuck=len(pending & set(listed)),
+    )
+    listed = {run: info for run, info in listed.items() if run not in shared.extra_runs}
     if set(listed) != started:
         problems.append(
             f"the server lists {len(listed)} runs, {len(started)} were started: "
@@ -1051,10 +1113,27 @@ def main() -> int:
     )
     parser.add_argument("--think", type=float, default=0.0, help="pause after each edit/run (0)")
     parser.add_argument("--drain-timeout", type=float, default=180.0, help="seconds (180)")
-    parser.add_argument("--timeout", type=float, default=900.0, help="hard overall limit (900)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="hard overall limit (900 s, or longer for a long --duration)",
+    )
     parser.add_argument("--pg-port", type=int, default=55442, help="private PostgreSQL port")
     parser.add_argument("--pg-bin", help="PostgreSQL's bin directory (found when not given)")
     parser.add_argument("--port", type=int, default=0, help="gunicorn's port (a free one)")
+    # Issue 20's measurement (tests/load/load_measure.py): off unless asked for.
+    parser.add_argument(
+        "--streams", type=int, default=0, help="open streams held throughout, half /live/ (0)"
+    )
+    parser.add_argument("--attack", action="store_true", help="an attacker beside the traffic")
+    parser.add_argument("--attack-rate", type=float, default=2.0, help="attacks a second (2)")
+    parser.add_argument(
+        "--toml-depth", type=int, default=3000, help="the deep TOML key's levels (3000)"
+    )
+    parser.add_argument("--flood", type=int, default=200, help="/live/ opens per flood (200)")
+    parser.add_argument(
+        "--large-run-mb", type=float, default=16.0, help="the large run's event MB (16)"
+    )
     parser.add_argument("--setup-data", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.setup_data:
@@ -1066,6 +1145,12 @@ def main() -> int:
         parser.error("--authors-per-draft must be at least 1")
     if args.clients and not args.approvers:
         parser.error("runs with a gate need at least one approver")
+    if args.streams < 0 or args.attack_rate <= 0 or args.flood < 1 or args.toml_depth < 1:
+        parser.error("--streams, --attack-rate, --flood and --toml-depth must be positive")
+    if args.streams and not args.clients:
+        parser.error("run event streams need API clients starting runs")
+    if args.timeout is None:
+        args.timeout = max(900.0, args.duration + args.drain_timeout + 420)
 
     def on_alarm(signum: int, frame: Any) -> None:
         raise OverallTimeout(f"the load test passed its overall limit of {args.timeout:.0f} s")
@@ -1100,6 +1185,9 @@ def main() -> int:
                 "approvers": args.approvers,
                 "draft_nodes": args.draft_nodes,
                 "authors_per_draft": args.authors_per_draft,
+                "streams": args.streams,
+                "attack": args.attack,
+                "large_run_mb": args.large_run_mb,
             }
             made = subprocess.run(
                 [sys.executable, str(Path(__file__).resolve()), "--setup-data"],
@@ -1117,6 +1205,7 @@ def main() -> int:
             print(f"database: {where}; migrated and set up in {time.monotonic() - began:.1f} s")
 
             port = args.port or free_port()
+            measuring = bool(args.streams or args.attack)
             stack.callback(services.stop)
             services.start(
                 "gunicorn",
@@ -1133,6 +1222,8 @@ def main() -> int:
                     f"{HOST}:{port}",
                     "--log-level",
                     "warning",
+                    # As the image runs it: the attacker checks no token lands in it.
+                    *(["--access-logfile", str(directory / "access.log")] if measuring else []),
                 ],
                 env,
                 directory / "gunicorn.log",
@@ -1160,6 +1251,9 @@ def main() -> int:
             with contextlib.suppress(OSError, ValueError, IndexError):
                 pid_file = directory / "pgdata" / "postmaster.pid"
                 shared.database_pid = int(pid_file.read_text().split()[0])
+            if "attacker" in data:
+                shared.extra_runs.add(data["attacker"]["large_run"])
+            shared.logs = [directory / "access.log", *(log for _, _, log in services.processes)]
             failed = run_traffic(args, shared, data, services)
         except OverallTimeout as error:
             print(f"FAILED: {error}")
@@ -1238,14 +1332,32 @@ def run_traffic(
     meter = CpuMeter(roles)
     cpu_before = meter.snapshot()
     load_before = os.getloadavg()
+    measurement = None
+    if args.streams or args.attack:
+        measurement = Measurement(
+            args,
+            shared.port,
+            data,
+            shared.stop,
+            recent_runs(shared.runs, shared.lock),
+            {
+                "gunicorn": next(p.pid for name, p, _ in services.processes if name == "gunicorn"),
+                "db_workers": roles["db_workers"][0],
+                "postgres": shared.database_pid,
+            },
+        )
     start = time.monotonic()
     shared.go.set()
     for thread in others + approvers:
         thread.start()
+    if measurement is not None:
+        measurement.start()
     shared.stop.wait(args.duration)
     shared.stop.set()
     end = time.monotonic()
     cpu_after = meter.snapshot()
+    if measurement is not None:
+        measurement.join()
     for thread in workers:
         thread.join(timeout=REQUEST_TIMEOUT + 5)
     load_after = os.getloadavg()
@@ -1295,6 +1407,10 @@ def run_traffic(
     problems += services.check_alive()
     problems += services.log_problems()
     problems += database_findings(shared.database_log)
+    if measurement is not None and measurement.report(
+        end - start, errors, shared.run_counts, shared.logs
+    ):
+        problems.append("a target of issue 20's measurement was missed (the table above)")
     print()
     if errors or problems:
         print(f"FAILED: {len(errors)} request errors; {len(problems)} problems")
