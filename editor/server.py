@@ -36,8 +36,22 @@ HEADER_TIMEOUT_SECONDS = env_int("GATEHOUSE_HEADER_TIMEOUT", 10)
 KEEP_ALIVE_TIMEOUT_SECONDS = env_int("GATEHOUSE_KEEP_ALIVE_TIMEOUT", 5)
 
 
+#: The headers of uvicorn's own answer to a request it cannot parse (a plain-text 400, written
+#: before the app sees anything): those of every page, as far as they apply to plain text.
+_UNPARSED_REQUEST_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-type", b"text/plain; charset=utf-8"),
+    (b"content-security-policy", b"default-src 'none'; frame-ancestors 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"connection", b"close"),
+]
+
+
 class H11Protocol(_H11Protocol):
-    """uvicorn's HTTP/1.1 protocol (h11), with a bound on the time a request's headers take."""
+    """uvicorn's HTTP/1.1 protocol (h11), with a bound on the time a request's headers take,
+    and the security headers on its own ``400``."""
 
     header_timeout: ClassVar[float] = HEADER_TIMEOUT_SECONDS
 
@@ -55,6 +69,15 @@ class H11Protocol(_H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn's own, with the headers above.
+        response = h11.Response(
+            status_code=400, headers=_UNPARSED_REQUEST_HEADERS, reason=b"Bad Request"
+        )
+        for event in (response, h11.Data(data=msg.encode("ascii")), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
 
     def _await_headers(self) -> None:
         self._stop_waiting()
