@@ -25,6 +25,7 @@ import asyncio
 import io
 import os
 import re
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -117,7 +118,7 @@ class Handler(ASGIHandler):
             return await receive.read()
         return await super().read_body(receive)
 
-    def create_request(self, scope: dict[str, Any], body_file: Any) -> Any:
+    def create_request(self, scope: Mapping[str, Any], body_file: Any) -> Any:
         request, error_response = super().create_request(scope, body_file)
         if error_response is not None:
             add_page_headers(error_response)

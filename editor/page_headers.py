@@ -9,6 +9,9 @@ headers, from the same settings; a header already there is kept.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.conf import settings
 from django.http import HttpResponseBase
 from django.utils.csp import CSP, build_policy
@@ -20,8 +23,9 @@ def page_headers() -> dict[str, str]:
     """The headers the middleware gives a page (but ``Strict-Transport-Security``, which only
     an HTTPS answer may carry and which browsers keep from any of them)."""
     headers: dict[str, str] = {}
-    if settings.SECURE_CSP:
-        headers[str(CSP.HEADER_ENFORCE)] = build_policy(settings.SECURE_CSP)
+    policy: Mapping[str, Any] = settings.SECURE_CSP
+    if policy:
+        headers[str(CSP.HEADER_ENFORCE)] = build_policy(policy)
     if settings.X_FRAME_OPTIONS:
         headers["X-Frame-Options"] = settings.X_FRAME_OPTIONS
     if settings.SECURE_CONTENT_TYPE_NOSNIFF:
