@@ -1,6 +1,7 @@
 """The ASGI handler reads a request body as it arrives and stops at its route's cap
 (``editor.asgi``): the client is answered ``413`` with the connection closed, and the rest of
-the body is never read, whether its ``Content-Length`` said so or the chunks that came did."""
+the body is never read, whether its ``Content-Length`` said so or the chunks that came did.
+What the handler answers itself carries the headers of every page."""
 
 from __future__ import annotations
 
@@ -54,13 +55,20 @@ class Client:
         return b"".join(message.get("body", b"") for message in self.sent[1:])
 
 
-def request(path: str, client: Client, *, method: str = "POST", length: int | None = None) -> None:
+def request(
+    path: str,
+    client: Client,
+    *,
+    method: str = "POST",
+    length: int | None = None,
+    query: bytes = b"",
+) -> None:
     headers = [(b"host", b"testserver"), (b"content-type", b"application/json")]
     if length is not None:
         headers.append((b"content-length", str(length).encode()))
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
         "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000),
         "server": ("testserver", 80),
     }  # fmt: skip
@@ -100,3 +108,13 @@ def test_a_body_within_the_cap_is_read_whole() -> None:
     assert client.given == 3
     assert client.status == 200
     assert "connection" not in client.headers
+
+
+def test_the_handlers_own_400_carries_the_page_headers() -> None:
+    # A query string that is not UTF-8: Django's handler answers it before any middleware.
+    client = Client(chunks=1, size=0)
+    request("/healthz", client, method="GET", query=b"q=\xff")
+    assert client.status == 400
+    assert client.headers["x-frame-options"] == "DENY"
+    assert client.headers["x-content-type-options"] == "nosniff"
+    assert "frame-ancestors 'none'" in client.headers["content-security-policy"]
