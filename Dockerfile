@@ -33,7 +33,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     GATEHOUSE_VAR_DIR=/app/var \
     PORT=8000 \
-    WEB_CONCURRENCY=3
+    WEB_CONCURRENCY=3 \
+    GATEHOUSE_HEADER_TIMEOUT=10 \
+    GATEHOUSE_KEEP_ALIVE_TIMEOUT=5
 
 WORKDIR /app
 COPY --from=build /opt/venv /opt/venv
@@ -49,6 +51,10 @@ HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \
 
 # Gunicorn binds 0.0.0.0:$PORT, starts $WEB_CONCURRENCY uvicorn workers (ASGI: a run's event
 # stream waits without holding a thread, other requests share GATEHOUSE_WEB_THREADS threads per
-# worker; docs/operations.md), and reads more options from GUNICORN_CMD_ARGS.
+# worker; docs/operations.md), and reads more options from GUNICORN_CMD_ARGS. The worker class
+# closes a connection whose headers take over GATEHOUSE_HEADER_TIMEOUT seconds or that is silent
+# between requests for GATEHOUSE_KEEP_ALIVE_TIMEOUT (the ENV above; it wins over gunicorn's
+# --keep-alive, and gunicorn's --limit-request-* do not reach uvicorn workers). Behind a proxy,
+# bound slow clients there too (docs/operations.md, "TLS and the proxy").
 # The worker runs from the same image: python manage.py db_worker --no-reload
 CMD ["gunicorn", "editor.asgi:application", "--worker-class", "editor.server.UvicornWorker", "--access-logfile", "-"]

@@ -117,6 +117,8 @@ run: setup var/dev-secret-key
 	@# (status 70, docs/engine.md); Ctrl-C (or the server stopping) stops both. The server
 	@# is uvicorn, the ASGI server production runs inside gunicorn (docs/operations.md), so event
 	@# streams behave here as they do there; it restarts when Python code or a template changes.
+	@# Its HTTP protocol and timeouts are production's too (editor.server: headers within
+	@# GATEHOUSE_HEADER_TIMEOUT, silence between requests GATEHOUSE_KEEP_ALIVE_TIMEOUT).
 	@(trap 'kill $$child 2>/dev/null; wait $$child 2>/dev/null; exit 0' TERM INT; \
 	  while :; do $(DEV_ENV) $(PY) manage.py db_worker --no-reload & child=$$!; \
 	    wait $$child && status=0 || status=$$?; \
@@ -125,7 +127,8 @@ run: setup var/dev-secret-key
 	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT INT TERM; \
 	$(DEV_ENV) $(PY) -m uvicorn editor.asgi:application --host 127.0.0.1 --port $(PORT) \
 		--reload --reload-dir editor --reload-dir templates --reload-include '*.html' \
-		--timeout-graceful-shutdown 1
+		--timeout-graceful-shutdown 1 --http editor.server:H11Protocol \
+		--timeout-keep-alive $${GATEHOUSE_KEEP_ALIVE_TIMEOUT:-5}
 
 test: setup-dev lint
 	$(VENV)/bin/pytest -q

@@ -27,8 +27,12 @@ class EditorConfig(AppConfig):
         from editor import (
             checks,  # noqa: F401  (registers the system checks)
             drives,
+            log_redaction,
             tasks,
         )
+
+        # The servers' access loggers write query strings with their own handlers.
+        log_redaction.install()
 
         # The services ask for runs to be driven through editor.drives; the task drives them.
         drives.connect(tasks.drive_run)

@@ -13,23 +13,35 @@ its short synchronous part runs on asgiref's one shared thread, then it waits on
 (``editor.streams``). Nor does ``/healthz``, on that same shared thread: a burst of views that
 wait for a ``dot`` slot can take every thread of the pool for seconds, and the health check must
 not queue behind them, or a proxy would take a working process for a dead one.
+
+A request body is read as it arrives, counted against its route's cap (``editor.body_limits``):
+past the cap nothing more is read, the request reaches the middleware marked as refused, which
+answers ``413``, and the connection is closed. Django's own ``read_body`` would first spool the
+whole body, whatever its size, to a temporary file. Every error answer the handler sends carries
+the security headers of a page (``editor.page_headers``), the ones it writes itself included.
 """
 
 import asyncio
+import io
 import os
 import re
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import django
 from asgiref.sync import ThreadSensitiveContext
 from django.conf import settings
+from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler
+from django.http import HttpResponseBase
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "editor.settings")
 django.setup(set_prefix=False)
 
 from editor.apps import settle_start_up  # noqa: E402 - needs the settings loaded
+from editor.body_limits import REFUSED, cap_for, declared_length  # noqa: E402 - likewise
+from editor.page_headers import add_page_headers  # noqa: E402 - likewise
 from editor.streams.hub import shut_down  # noqa: E402 - needs the settings loaded
 
 #: The run events API answers a stream when asked for one (``editor.api.runs``).
@@ -94,6 +106,88 @@ class Handler(ASGIHandler):
             # The server is stopping and ends the streams still open after its grace period
             # (editor.server); their clients reconnect. Not a failure of the request.
             return
+
+    # --- Request bodies, capped as they arrive; the headers of error answers ----------------
+
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = _CappedBody(scope, receive)
+        await super().handle(scope, body, _closing_if_refused(body, send))
+
+    async def read_body(self, receive: Any) -> Any:
+        if isinstance(receive, _CappedBody):
+            return await receive.read()
+        return await super().read_body(receive)
+
+    def create_request(self, scope: Mapping[str, Any], body_file: Any) -> Any:
+        request, error_response = super().create_request(scope, body_file)
+        if error_response is not None:
+            add_page_headers(error_response)
+        return request, error_response
+
+    async def send_response(self, response: HttpResponseBase, send: Any) -> None:
+        if response.status_code >= 400:
+            add_page_headers(response)
+        await super().send_response(response, send)
+
+
+class _CappedBody:
+    """A request's ``receive``, read into memory up to its route's cap and no further."""
+
+    def __init__(self, scope: dict[str, Any], receive: Any) -> None:
+        self._scope = scope
+        self._receive = receive
+        self.cap = cap_for(scope.get("method") or "GET", scope.get("path") or "")
+        self.refused = False
+
+    async def read(self) -> io.BytesIO:
+        if declared_length(self._scope.get("headers", ())) > self.cap:
+            # Refused by its Content-Length: not one byte of it is read.
+            return self._refuse()
+        body = io.BytesIO()
+        total = 0
+        while True:
+            message = await self._receive()
+            if message["type"] == "http.disconnect":
+                raise RequestAborted()
+            chunk = message.get("body", b"")
+            total += len(chunk)
+            if total > self.cap:
+                body.close()
+                return self._refuse()
+            body.write(chunk)
+            if not message.get("more_body", False):
+                break
+        body.seek(0)
+        return body
+
+    def _refuse(self) -> io.BytesIO:
+        self.refused = True
+        self._scope[REFUSED] = self.cap
+        return io.BytesIO()
+
+    async def __call__(self) -> dict[str, Any]:
+        if self.refused:
+            # Django listens for the client leaving while the response is made; the rest of a
+            # refused body must not be read for it (nor taken for a second request). The
+            # response follows at once, and Django then cancels this wait.
+            await asyncio.Event().wait()
+        message: dict[str, Any] = await self._receive()
+        return message
+
+
+def _closing_if_refused(body: _CappedBody, send: Any) -> Any:
+    """``send``, closing the connection after the answer to a refused body: its unread rest
+    would otherwise be taken for the next request."""
+
+    async def sending(message: dict[str, Any]) -> None:
+        if body.refused and message["type"] == "http.response.start":
+            headers = [
+                pair for pair in message.get("headers", ()) if pair[0].lower() != b"connection"
+            ]
+            message = {**message, "headers": [*headers, (b"Connection", b"close")]}
+        await send(message)
+
+    return sending
 
 
 async def _lifespan(receive: Any, send: Any) -> None:

@@ -2,8 +2,8 @@
 
 ``/v1`` (:class:`ApiBoundaryMiddleware`):
 
-* A body over ``GATEHOUSE_MAX_BODY_BYTES`` (by its ``Content-Length``) is refused with
-  ``413 payload_too_large`` before anything reads or parses it.
+* A body over its route's cap (``editor.body_limits``: ``GATEHOUSE_MAX_BODY_BYTES`` unless the
+  route takes less) is refused with ``413 payload_too_large`` before anything parses it.
 * A failure answered outside ninja's operations — ninja's own ``405`` for a method a
   route does not take, or Django's plain-text or HTML error pages — is rewritten into
   the API's error envelope, so nothing under ``/v1/`` is ever an HTML error page.
@@ -12,11 +12,12 @@ Pages (:class:`ServiceErrorPageMiddleware`): a service error a view lets through
 page (``editor.views.errors.service_error_page``: ``404``, ``403`` or ``400``), the one mapping
 for every page as ``editor.api.errors`` is for ``/v1``.
 
-Pages (:class:`BodySizeLimitMiddleware`): a body over the same cap is refused with a plain
+Pages (:class:`BodySizeLimitMiddleware`): a body over its route's cap is refused with a plain
 ``413`` page, before the session, the CSRF check or a form reads it. Without it Django would
 answer a form over its own cap with a bare ``400``, and would spool a large uploaded file to
-disk whatever its size (``DATA_UPLOAD_MAX_MEMORY_SIZE`` does not count files). A body without
-a ``Content-Length`` is never read at all under WSGI, so the declared length is the whole check.
+disk whatever its size (``DATA_UPLOAD_MAX_MEMORY_SIZE`` does not count files). Under ASGI the
+handler has already stopped reading such a body at the cap (``editor.asgi``); a body without a
+``Content-Length`` is never read at all under WSGI, so there the declared length is the check.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from django.http import (
 from django.template.loader import render_to_string
 
 from editor.api.errors import payload_too_large, status_response
+from editor.body_limits import refused_cap
 from editor.views.errors import service_error_page
 
 __all__ = [
@@ -53,8 +55,8 @@ class ApiBoundaryMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if not request.path_info.startswith(API_PREFIX):
             return self.get_response(request)
-        limit = settings.GATEHOUSE_MAX_BODY_BYTES
-        if _declared_length(request) > limit:
+        limit = refused_cap(request)
+        if limit is not None:
             return payload_too_large(limit)
         response = self.get_response(request)
         if response.status_code >= 400 and not _is_json(response):
@@ -117,8 +119,8 @@ class BodySizeLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
-        limit = settings.GATEHOUSE_MAX_BODY_BYTES
-        if _declared_length(request) > limit:
+        limit = refused_cap(request)
+        if limit is not None:
             return _payload_too_large_page(limit)
         return self.get_response(request)
 
@@ -129,14 +131,6 @@ def _payload_too_large_page(limit: int) -> HttpResponse:
     size = f"{megabytes:g} MiB" if megabytes >= 1 else f"{limit:,} bytes"
     html = render_to_string("413.html", {"limit": size})
     return HttpResponse(html, status=413)
-
-
-def _declared_length(request: HttpRequest) -> int:
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        # Django reads a malformed length as 0 too: no body is read.
-        return 0
 
 
 def _is_json(response: HttpResponseBase) -> bool:

@@ -154,19 +154,20 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # /v1: refuses bodies over the cap before anything reads them; JSON envelopes only.
+    # Before anything that may answer early (a 413, a 404 of /v1), so every answer has them.
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # /v1: refuses bodies over the route's cap (editor.body_limits); JSON envelopes only.
     "editor.middleware.ApiBoundaryMiddleware",
-    # Pages: a body over the cap is refused with a plain 413 page before anything reads it.
+    # Pages: a body over the route's cap is refused with a plain 413 page before anything reads it.
     "editor.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every view needs a signed-in user unless it is marked @login_not_required.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # A document's old slug, answered 404, leads to its new one.
     "editor.middleware.RenamedDocumentMiddleware",
@@ -376,7 +377,15 @@ LOGGING: dict[str, Any] = {
     "formatters": {
         "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"},
     },
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "line"}},
+    # A credential sent in a query string (?token=…) is never written (editor.log_redaction).
+    "filters": {"query_credentials": {"()": "editor.log_redaction.QueryCredentialsFilter"}},
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "formatter": "line",
+            "filters": ["query_credentials"],
+        }
+    },
     "root": {"handlers": ["stderr"], "level": GATEHOUSE_LOG_LEVEL},
     "loggers": {
         # In place of Django's default handlers (console with DEBUG only, email to ADMINS).

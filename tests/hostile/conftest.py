@@ -44,6 +44,10 @@ LIMITS = {
     "GATEHOUSE_GRAPHVIZ_WAIT": "1",
     "GATEHOUSE_GRAPHVIZ_MAX_PROCESSES": "2",
     "GATEHOUSE_WEB_THREADS": "4",
+    # A request's headers within 2 s of its connection (or of the answer before); 2 s of
+    # silence between kept-alive requests (editor.server).
+    "GATEHOUSE_HEADER_TIMEOUT": "2",
+    "GATEHOUSE_KEEP_ALIVE_TIMEOUT": "2",
     # The http_request tool is on, for one host that is not the outside world's.
     "GATEHOUSE_HTTP_ALLOW": "allowed.invalid",
 }

@@ -10,7 +10,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 READ = re.compile(r'env_(?:str|bool|int|list|secret)\(\s*"([A-Z0-9_]+)"')
-SETTINGS = sorted(set(READ.findall((ROOT / "editor" / "settings.py").read_text())))
+#: The settings module, and the web server's worker class (read before Django's settings are).
+READERS = ("settings.py", "server.py")
+SETTINGS = sorted(
+    {name for module in READERS for name in READ.findall((ROOT / "editor" / module).read_text())}
+)
 
 
 def test_the_settings_read_variables_at_all() -> None:
