@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from editor.engine.errors import ProviderError
+from editor.engine.errors import ProviderError, ToolError
 from editor.engine.history import CallHistory, NodeHistory, Scope
 from editor.engine.ports import (
     ModelReply,
@@ -111,6 +111,11 @@ class CallSteps(_DriveBase):
         key = hash_value(
             {"run": self.run_id, "node": node_id, "scope": scope_json(scope), "call": number}
         )
+        if spec.declared_key is not None:
+            try:
+                key = spec.declared_key(data)
+            except ToolError as refusal:
+                raise StepFailed(f"{failure}: {refusal}") from None
         retry = recorded.reconciled is not None  # a person asked to run the write again
         if recorded.requested is None or retry:
             problem = first_violation(spec.input_schema, data)

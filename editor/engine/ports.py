@@ -131,10 +131,16 @@ class ToolSpec:
     input_schema: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
     enabled: bool = True  # False: registered but switched off here (``tool_disabled``)
+    #: The MCP catalogue server offering the tool (``None``: a built-in or module tool).
+    server: str | None = None
+    #: The tool's own name for a call (its declared idempotency key, derived from the input):
+    #: recorded and passed as the call's key instead of the run-position key. Raising
+    #: :class:`~editor.engine.errors.ToolError` refuses the call before it is requested.
+    declared_key: Callable[[Any], str] | None = None
 
     def describe(self) -> dict[str, Any]:
-        """``GET /v1/tools``'s entry (spec 05)."""
-        return {
+        """``GET /v1/tools``'s entry (spec 05); ``server`` only for an MCP server's tool."""
+        entry: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "effect": self.effect.value,
@@ -142,6 +148,9 @@ class ToolSpec:
             "input_schema": self.input_schema,
             "output_schema": self.output_schema,
         }
+        if self.server is not None:
+            entry["server"] = self.server
+        return entry
 
 
 class ToolRegistry(Protocol):
