@@ -35,6 +35,7 @@ from editor.tools.registry import Registry
 
 __all__ = [
     "OrmAgentDirectory",
+    "fresh_mcp_listings",
     "installation",
     "limits",
     "mcp_catalogue",
@@ -106,6 +107,20 @@ def mcp_connections() -> McpConnections:
 def mcp_listings() -> list[ServerListing]:
     """The short listing of every catalogue server, taken once per process."""
     return list_servers(mcp_catalogue(), mcp_connections())
+
+
+def fresh_mcp_listings() -> list[ServerListing]:
+    """A new short listing of every catalogue server (``manage.py mcp list``)."""
+    connections = McpConnections(
+        mcp_catalogue(),
+        http_allow=settings.GATEHOUSE_HTTP_ALLOW,
+        start_timeout=float(settings.GATEHOUSE_MCP_START_TIMEOUT),
+        max_result_bytes=settings.GATEHOUSE_MCP_MAX_RESULT_BYTES,
+    )
+    try:
+        return list_servers(mcp_catalogue(), connections)
+    finally:
+        connections.close()
 
 
 def mcp_server_matching(
