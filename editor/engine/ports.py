@@ -139,18 +139,16 @@ class ToolSpec:
     declared_key: Callable[[Any], str] | None = None
 
     def describe(self) -> dict[str, Any]:
-        """``GET /v1/tools``'s entry (spec 05); ``server`` only for an MCP server's tool."""
-        entry: dict[str, Any] = {
+        """``GET /v1/tools``'s entry (spec 05); ``server`` is ``None`` but for an MCP tool."""
+        return {
             "name": self.name,
             "description": self.description,
             "effect": self.effect.value,
             "enabled": self.enabled,
             "input_schema": self.input_schema,
             "output_schema": self.output_schema,
+            "server": self.server,
         }
-        if self.server is not None:
-            entry["server"] = self.server
-        return entry
 
 
 class ToolRegistry(Protocol):
