@@ -62,6 +62,8 @@ class _Session:
         self.http_allow = http_allow
         self.client: ClientSession | None = None
         self.ready: asyncio.Future[ClientSession] = asyncio.get_running_loop().create_future()
+        # A start given up on (timed out) fails later with nobody waiting: that is expected.
+        self.ready.add_done_callback(lambda done: done.cancelled() or done.exception())
         self.stop = asyncio.Event()
         self.exited = False
         self.stderr_tail: deque[str] = deque(maxlen=5)

@@ -3,6 +3,7 @@ the registry from being built (spec 04, *Registries*; docs/registries.md, *MCP s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from editor.services import installation
+from editor.graph import wire_value
+from editor.graph.templates import approval_gate
+from editor.services import documents, installation
 from editor.tools.mcp import McpToolsError
 from tests.integration.api.callers import Caller
 from tests.integration.mcp.servers import PAYROLL, payroll_catalogue, processes_marked
@@ -113,3 +116,18 @@ def test_a_server_that_cannot_be_listed_leaves_the_other_tools_listed(
     (listing,) = installation.mcp_listings()
     assert listing.problem is not None
     assert "MCP server `ghost` could not be started" in listing.problem
+
+
+def test_the_editors_tool_picker_shows_each_mcp_tools_effect_server_and_description(
+    author_client: Client, author: Any, catalogue: Callable[[Path], None], tmp_path: Path
+) -> None:
+    catalogue(payroll_catalogue(tmp_path)[0])
+    text = json.dumps(wire_value(approval_gate("sha256:" + "a" * 64)), indent=2) + "\n"
+    documents.create_document(author, title="Flow", slug="flow", text=text)
+
+    page = author_client.get("/graphs/flow/?node=publish").content.decode()
+
+    assert '<option value="pull_roster" title="Resolve a pay-period id to its roster' in page
+    assert ">pull_roster (read, MCP server payroll)</option>" in page
+    assert ">send_summary (write, MCP server payroll)</option>" in page
+    assert ">echo (read)</option>" in page
