@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from editor.models import Run, RunEvent
@@ -82,6 +83,18 @@ def test_the_payroll_graph_routes_on_structured_content_and_pays_the_amended_ros
     ledger = (payroll / "ledger.txt").read_text().splitlines()
     assert len(ledger) == 12
     assert all(str(row["amount_cents"]) in line for row, line in zip(roster, ledger, strict=True))
+
+
+def test_a_worker_whose_registry_cannot_be_built_stops_at_start_naming_both_servers(
+    payroll: Path, settings: Any, work_the_queue: Callable[[], str]
+) -> None:
+    catalogue = Path(settings.GATEHOUSE_MCP_SERVERS)
+    text = catalogue.read_text()
+    catalogue.write_text(text + text.replace("[servers.payroll]", "[servers.payroll-2]"))
+    installation.reset()
+
+    with pytest.raises(CommandError, match="offered by both MCP servers `payroll` and `payroll-2`"):
+        work_the_queue()
 
 
 def test_a_tool_that_answers_is_error_fails_the_run_with_the_servers_text(
