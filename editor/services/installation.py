@@ -110,15 +110,18 @@ def mcp_listings() -> list[ServerListing]:
 
 
 def fresh_mcp_listings() -> list[ServerListing]:
-    """A new short listing of every catalogue server (``manage.py mcp list``)."""
+    """A new short listing of every catalogue server, the file read again (``manage.py mcp
+    list``)."""
+    path = settings.GATEHOUSE_MCP_SERVERS
+    catalogue = read_catalogue(path, os.environ) if path else Catalogue()
     connections = McpConnections(
-        mcp_catalogue(),
+        catalogue,
         http_allow=settings.GATEHOUSE_HTTP_ALLOW,
         start_timeout=float(settings.GATEHOUSE_MCP_START_TIMEOUT),
         max_result_bytes=settings.GATEHOUSE_MCP_MAX_RESULT_BYTES,
     )
     try:
-        return list_servers(mcp_catalogue(), connections)
+        return list_servers(catalogue, connections)
     finally:
         connections.close()
 
