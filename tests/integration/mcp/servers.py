@@ -24,7 +24,12 @@ PYTHON = sys.executable  # not a PATH lookup: a version-manager shim adds variab
 
 
 def payroll_catalogue(
-    folder: Path, *, gate: Path | None = None, pay_delay_ms: int = 0, extra: str = ""
+    folder: Path,
+    *,
+    gate: Path | None = None,
+    pay_delay_ms: int = 0,
+    roster: Path | None = None,
+    extra: str = "",
 ) -> tuple[Path, str]:
     """A catalogue with the payroll server as ``payroll``, its ledger and notices in
     ``folder``; and the marker its processes carry in their environment.
@@ -37,7 +42,8 @@ def payroll_catalogue(
         f'SALVOR_PAYROLL_LEDGER = "{folder / "ledger.txt"}", '
         f'SALVOR_PAYROLL_NOTICES = "{folder / "notices.json"}", '
         f'SALVOR_PAYROLL_PAY_DELAY_MS = "{pay_delay_ms}", '
-        f'SERVER = "{PAYROLL}", GATE = "{gate or ""}" }}'
+        + (f'SALVOR_PAYROLL_ROSTER = "{roster}", ' if roster is not None else "")
+        + f'SERVER = "{PAYROLL}", GATE = "{gate or ""}" }}'
     )
     if gate is None:
         command = f'command = "{PYTHON}"\nargs = ["{PAYROLL}"]'

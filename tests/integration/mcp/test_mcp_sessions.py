@@ -4,17 +4,21 @@ that started them is killed."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
 from editor.engine.errors import ToolError
-from editor.tools.mcp import McpConnections, read_catalogue
+from editor.engine.ports import ToolContext
+from editor.tools.mcp import McpConnections, list_servers, read_catalogue
 from tests.integration.mcp.servers import (
     PAYROLL,
     ROOT,
@@ -169,3 +173,57 @@ def test_killing_the_worker_with_sigkill_leaves_no_server_process(tmp_path: Path
             worker.kill()
         for pid in processes_marked(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_server_that_dies_during_a_call_fails_that_call_naming_it(tmp_path: Path) -> None:
+    catalogue, marker = payroll_catalogue(tmp_path, pay_delay_ms=60_000)
+    connections = connections_for(catalogue)
+    failure: list[BaseException] = []
+    pay = {"id": "E01", "amount_cents": 1, "pay_period": "2025-11-B"}
+
+    def pay_one() -> None:
+        try:
+            connections.call("payroll", "pay_employee", pay, 30)
+        except ToolError as error:
+            failure.append(error)
+
+    try:
+        connections.call("payroll", "pull_roster", {"pay_period": "2025-11-B"}, 10)
+        (server,) = processes_marked(marker)
+        caller = threading.Thread(target=pay_one)
+        caller.start()
+        assert wait_until(lambda: sleeping(server))  # mid-payment
+
+        os.kill(server, signal.SIGKILL)
+        caller.join(30)
+
+        assert [str(error) for error in failure] == [
+            "the MCP server `payroll` stopped during the call to `pay_employee`; it is started "
+            "again for the next call"
+        ]
+        again = connections.call("payroll", "pull_roster", {"pay_period": "2025-11-B"}, 10)
+        assert again.is_error is False
+    finally:
+        connections.close()
+
+
+def test_a_result_over_the_size_cap_fails_the_call(tmp_path: Path) -> None:
+    roster = tmp_path / "roster.json"
+    rows = [{"id": f"E{n}", "name": "x" * 50, "amount_cents": 100} for n in range(2_000)]
+    roster.write_text(json.dumps({"big": rows}))
+    catalogue, _ = payroll_catalogue(tmp_path, roster=roster)
+    connections = connections_for(catalogue, max_result_bytes=64 * 1024)
+    try:
+        (listing,) = list_servers(connections.catalogue, connections)
+        pull = next(spec for spec in listing.tools if spec.name == "pull_roster")
+
+        with pytest.raises(ToolError) as refused:
+            pull.func({"pay_period": "big"}, ToolContext("run", "node", "key", 10))
+    finally:
+        connections.close()
+
+    assert re.fullmatch(
+        r"the MCP server `payroll` answered `pull_roster` with \d+ bytes, more than "
+        r"GATEHOUSE_MCP_MAX_RESULT_BYTES \(65536\)",
+        str(refused.value),
+    )
