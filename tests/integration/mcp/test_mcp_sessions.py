@@ -8,10 +8,12 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -226,4 +228,71 @@ def test_a_result_over_the_size_cap_fails_the_call(tmp_path: Path) -> None:
         r"the MCP server `payroll` answered `pull_roster` with \d+ bytes, more than "
         r"GATEHOUSE_MCP_MAX_RESULT_BYTES \(65536\)",
         str(refused.value),
+    )
+
+
+@pytest.fixture
+def http_server() -> Iterator[int]:
+    """The test HTTP MCP server on a free port, token ``s3cret``; its port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = Path(__file__).with_name("http_server.py")
+    server = subprocess.Popen([sys.executable, str(script), str(port), "s3cret"], cwd=ROOT)
+    try:
+
+        def listening() -> bool:
+            with socket.socket() as client:
+                return client.connect_ex(("127.0.0.1", port)) == 0
+
+        assert wait_until(listening, within=30)
+        yield port
+    finally:
+        server.kill()
+        server.wait(10)
+
+
+def test_an_http_server_is_reached_with_its_bearer_token_from_the_environment(
+    tmp_path: Path, http_server: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DISPUTES_TOKEN", "s3cret")
+    catalogue = tmp_path / "servers.toml"
+    catalogue.write_text(
+        f'[servers.disputes]\nurl = "http://127.0.0.1:{http_server}/mcp"\n'
+        'bearer_token_env = "DISPUTES_TOKEN"\n'
+    )
+    connections = McpConnections(
+        read_catalogue(catalogue, os.environ), http_allow=[f"127.0.0.1:{http_server}"]
+    )
+    try:
+        (listing,) = list_servers(connections.catalogue, connections)
+        (lookup,) = listing.tools
+        answer = lookup.func({"dispute_id": "D-7"}, ToolContext("run", "node", "key", 10))
+    finally:
+        connections.close()
+
+    assert (lookup.name, lookup.effect.value, lookup.server) == (
+        "lookup_dispute",
+        "read",
+        "disputes",
+    )
+    assert answer["structuredContent"] == {"dispute_id": "D-7", "status": "open"}
+    assert answer["isError"] is False
+
+
+def test_an_http_server_whose_host_is_not_allowed_is_refused_naming_the_setting(
+    tmp_path: Path, http_server: int
+) -> None:
+    catalogue = tmp_path / "servers.toml"
+    catalogue.write_text(f'[servers.disputes]\nurl = "http://127.0.0.1:{http_server}/mcp"\n')
+    connections = McpConnections(read_catalogue(catalogue, os.environ), http_allow=[])
+    try:
+        with pytest.raises(ToolError) as refused:
+            connections.list_tools("disputes")
+    finally:
+        connections.close()
+
+    assert str(refused.value) == (
+        f"the MCP server `disputes` could not be started: `127.0.0.1:{http_server}` is not in "
+        f"GATEHOUSE_HTTP_ALLOW, so `http://127.0.0.1:{http_server}/mcp` may not be requested"
     )
