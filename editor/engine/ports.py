@@ -12,12 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from editor.graph import AgentDefinition
 
 __all__ = [
     "AgentDirectory",
+    "CallClaim",
+    "CallCommitments",
     "Clock",
     "Envelope",
     "Installation",
@@ -99,6 +101,32 @@ class RunStore(Protocol):
     def release_thread(self) -> None:
         """Called by each engine worker thread (map concurrency) before it ends, so a store
         holding per-thread resources (database connections) can free them."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallClaim:
+    """Who holds a declared call identity ``(tool, key)``: ``run_id`` (the caller itself when
+    it just claimed it), with the input it was claimed for, and, once that run recorded the
+    call's completion, its ``output`` (``settled``)."""
+
+    run_id: str
+    input: Any
+    settled: bool = False
+    output: Any = None
+
+
+@runtime_checkable
+class CallCommitments(Protocol):
+    """What a store offers for cross-run deduplication on a tool's declared idempotency key
+    (the reference's ``claim_call``): one run per identity executes the call."""
+
+    def claim_call(self, tool: str, key: str, run_id: str, input: Any) -> CallClaim:
+        """Claim ``(tool, key)`` for ``run_id``, atomically; or the claim another run holds."""
+        ...
+
+    def settle_call(self, tool: str, key: str, run_id: str, output: Any) -> None:
+        """Record the output of the call ``run_id`` claimed (the others copy it)."""
         ...
 
 

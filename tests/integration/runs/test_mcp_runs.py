@@ -144,3 +144,61 @@ def test_a_call_without_its_declared_key_is_refused_before_it_runs(
     )
     assert not RunEvent.objects.filter(run_id=run_id, kind="ToolCallRequested").exists()
     assert not (payroll / "ledger.txt").exists()
+
+
+SUMMARY = {
+    "schema_version": 1,
+    "nodes": [{"kind": "tool", "payload": {"id": "notify", "tool": "send_summary"}}],
+    "edges": [],
+}
+
+
+@pytest.fixture
+def keyed_summaries(payroll: Path, settings: Any) -> Path:
+    """``send_summary`` (a write the server does not collapse) keyed by its message."""
+    catalogue = Path(settings.GATEHOUSE_MCP_SERVERS)
+    catalogue.write_text(
+        catalogue.read_text().replace(
+            'idempotency_keys = { pay_employee = "id" }',
+            'idempotency_keys = { pay_employee = "id", send_summary = "message" }',
+        )
+    )
+    installation.reset()
+    return payroll
+
+
+def test_a_second_run_of_a_call_with_a_declared_key_copies_the_first_runs_result(
+    keyed_summaries: Path, work_the_queue: Callable[[], str]
+) -> None:
+    first = start(SUMMARY, {"message": "2025-11-B paid"})
+    assert drive(first, work_the_queue).state == "completed"
+    second = start(SUMMARY, {"message": "2025-11-B paid"})
+
+    assert drive(second, work_the_queue).state == "completed"
+
+    notices = (keyed_summaries / "notices.json").read_text().splitlines()
+    assert notices == ['{"message": "2025-11-B paid"}']  # the server was called once
+    copied = RunEvent.objects.get(run_id=second, kind="ToolCallCompleted").payload
+    assert copied["deduplicated_from"] == first
+    assert copied["output"] == output_of(first, "notify")
+    requested = RunEvent.objects.get(run_id=second, kind="ToolCallRequested").payload
+    assert requested["idempotency_key"] == "send_summary:2025-11-B paid"
+
+
+def test_a_call_whose_first_run_failed_it_runs_in_the_next_run(
+    keyed_summaries: Path, work_the_queue: Callable[[], str]
+) -> None:
+    graph = {
+        "schema_version": 1,
+        "nodes": [{"kind": "tool", "payload": {"id": "pay", "tool": "pay_employee"}}],
+        "edges": [],
+    }
+    refused = start(graph, {"id": "E99", "amount_cents": "not a number"})
+    assert drive(refused, work_the_queue).state == "failed"
+
+    again = start(graph, {"id": "E99", "amount_cents": 100, "pay_period": "2025-11-B"})
+
+    assert drive(again, work_the_queue).state == "completed"
+    assert "deduplicated_from" not in (
+        RunEvent.objects.get(run_id=again, kind="ToolCallCompleted").payload
+    )
