@@ -52,6 +52,7 @@ from editor.engine.steps import (
 from editor.graph import (
     AgentNode,
     BranchNode,
+    DelayNode,
     FoldNode,
     GateNode,
     Graph,
@@ -362,6 +363,13 @@ class _Drive(CallSteps, IterationSteps):
             case = self._pick_case(node, value)  # before NodeEntered: its failure is exact
         if isinstance(node, MapNode):
             items = self._map_items(node, value)  # likewise
+        if isinstance(node, DelayNode):
+            # Durable timers (spec 08, section 1) are not built yet: say so before anything is
+            # recorded for the node, rather than walking past the wait.
+            raise StepFailed(
+                f"delay node `{node.id}`: delay nodes are not run by this version yet",
+                "unsupported_node",
+            )
         if not past.entered:
             self._check_limits()
             buffer.append(("NodeEntered", event_payload(node.id, scope)))
