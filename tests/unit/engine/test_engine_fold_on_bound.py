@@ -1,5 +1,4 @@
-"""``fold.on_bound`` and the pass value (spec 08, section 2), and a delay node before durable
-timers: the run fails saying so, rather than walking past the wait."""
+"""``fold.on_bound`` and the pass value (spec 08, section 2)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ import pytest
 
 from editor.engine import run_trace
 from editor.engine.errors import NotParked
-from editor.graph.model import DelayNode, FoldNode, JoinLast, NodeBody, ToolNode
+from editor.graph.model import FoldNode, JoinLast, NodeBody, ToolNode
 from tests.unit.engine.harness import Harness, graph
 
 BOUND_MESSAGE = (
@@ -95,23 +94,6 @@ def test_a_pass_that_returns_a_result_envelope_counts_as_its_structured_content(
 
     assert [p["input"] for p in h.of(run_id, "ToolCallRequested")] == [{"n": 0}, {"n": 1}]
     assert h.output(run_id) == {"n": 2}
-
-
-def test_a_run_reaching_a_delay_fails_saying_delays_are_not_run_yet(h: Harness) -> None:
-    h.tool("step", lambda value, context: value)
-    document = graph(
-        ToolNode("before", "step"),
-        DelayNode("cooloff", 3600),
-        ToolNode("after", "step"),
-        edges=[("before", "cooloff"), ("cooloff", "after")],
-    )
-    run_id = h.run(document, {"n": 1})
-
-    assert h.state(run_id) == "failed"
-    assert h.error(run_id) == "delay node `cooloff`: delay nodes are not run by this version yet"
-    assert h.last(run_id)[1]["node"] == "cooloff"
-    assert [p["node"] for p in h.of(run_id, "NodeEntered")] == ["before"]
-    assert [p["node"] for p in h.of(run_id, "ToolCallRequested")] == ["before"]
 
 
 def test_the_run_page_trace_marks_the_fold_failed_and_its_body_done_on_every_pass(

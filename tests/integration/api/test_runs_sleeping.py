@@ -1,0 +1,149 @@
+"""Runs that sleep at a delay (spec 08, section 1): the status, the wake queued for the
+recorded ``wake_at``, ``409 still_sleeping`` before it, and the wake after it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
+
+from editor.models import Run
+from editor.store import OrmRunStore
+from editor.tasks import sweep_expired_leases
+from tests.integration.api.callers import Caller, bearer_caller, error_of, json_of
+from tests.integration.api.running import (
+    drive,
+    event_count,
+    kinds_of,
+    record,
+    resume,
+    run_of,
+    start,
+    store,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def cooloff(seconds: int) -> dict[str, object]:
+    return {
+        "schema_version": 1,
+        "nodes": [
+            {"kind": "delay", "payload": {"id": "cooloff", "seconds": seconds}},
+            {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
+        ],
+        "edges": [{"from": "cooloff", "to": "publish"}],
+    }
+
+
+@pytest.fixture
+def operator_api(operator: User) -> Caller:
+    return bearer_caller(operator)
+
+
+def asleep_since_january(operator_api: Caller, api: Caller) -> str:
+    """A run of ``cooloff`` whose recorded wait ended on 2026-01-01 (long past)."""
+    run_id = start(operator_api, store(api, cooloff(5)), input={"id": 7})
+    record(run_id, ("NodeEntered", {"node": "cooloff"}))
+    record(
+        run_id,
+        ("NowObserved", {"now": "2026-01-01T00:00:00.000000Z"}),
+        ("SleepStarted", {"node": "cooloff", "wake_at": "2026-01-01T00:00:05.000000Z"}),
+    )
+    return run_id
+
+
+def test_a_run_reaching_a_delay_sleeps_holding_no_worker_with_its_wake_queued(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+
+    assert drive(run_id) == "sleeping"
+
+    status = run_of(operator_api, run_id)["status"]
+    assert set(status) == {"state", "wake_at", "node"}
+    assert (status["state"], status["node"]) == ("sleeping", "cooloff")
+    assert kinds_of(operator_api, run_id)[-2:] == ["NowObserved", "SleepStarted"]
+    row = Run.objects.get(pk=run_id)
+    wake_at = datetime.fromisoformat(status["wake_at"].replace("Z", "+00:00"))
+    assert row.wake_at == wake_at
+    assert (row.lease_owner, row.lease_expires_at) == ("", None)  # no worker held
+    task = DBTaskResult.objects.get(id=row.queue_task)
+    assert task.run_after == wake_at  # the next drive, not before the wake
+    listed = json_of(operator_api.get("/v1/runs?status=sleeping"))
+    assert [item["run"] for item in listed["runs"]] == [run_id]
+
+
+def test_a_resume_before_the_wake_is_409_still_sleeping_and_records_nothing(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    before = event_count(run_id)
+    wake_at = run_of(operator_api, run_id)["status"]["wake_at"]
+
+    response = resume(operator_api, run_id, {"input": {"x": 1}})
+
+    assert response.status_code == 409
+    error = error_of(response)
+    assert error["code"] == "still_sleeping"
+    assert error["details"]["wake_at"] == wake_at
+    assert 3590 <= error["details"]["remaining_seconds"] <= 3600
+    assert error["message"] == (
+        f"the run sleeps until {wake_at}; {error['details']['remaining_seconds']} s remain"
+    )
+    assert event_count(run_id) == before
+
+
+def test_an_early_drive_records_nothing(api: Caller, operator_api: Caller) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    before = event_count(run_id)
+
+    assert drive(run_id) is None  # not due: nothing to claim
+    assert event_count(run_id) == before
+    assert Run.objects.get(pk=run_id).state == "sleeping"
+
+
+def test_a_run_past_its_wake_is_overdue_found_by_the_sweep_and_wakes_once(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+    status = run_of(operator_api, run_id)["status"]
+    assert status["overdue"] is True
+    assert status["overdue_seconds"] > 86400
+    assert [run.id for run in OrmRunStore().stranded_runs(timezone.now())] == [run_id]
+
+    assert sweep_expired_leases() == 1
+    assert drive(run_id) == "completed"
+
+    kinds = kinds_of(operator_api, run_id)
+    assert kinds[-7:] == [
+        "SleepCompleted",
+        "NodeExited",
+        "NodeEntered",
+        "ToolCallRequested",
+        "ToolCallCompleted",
+        "NodeExited",
+        "RunCompleted",
+    ]
+    assert kinds.count("SleepCompleted") == 1
+    assert run_of(operator_api, run_id)["status"] == {"state": "completed", "output": {"id": 7}}
+    assert Run.objects.get(pk=run_id).wake_at is None
+    assert drive(run_id) is None  # a second waker finds nothing to do
+
+
+def test_a_resume_after_the_wake_drives_the_run_on_for_operators_only(
+    api: Caller, operator_api: Caller, approver: User
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+
+    refused = resume(bearer_caller(approver), run_id, {})
+    assert refused.status_code == 403
+    response = resume(operator_api, run_id, {})
+    assert response.status_code == 202
+    assert response.json() == {"run": run_id, "status": "running", "outcome": "driving"}
+    assert drive(run_id) == "completed"
