@@ -7,6 +7,7 @@ from datetime import datetime
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
@@ -24,6 +25,7 @@ from tests.integration.api.running import (
     start,
     store,
 )
+from tests.integration.api.test_run_streams import frames
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +149,35 @@ def test_a_resume_after_the_wake_drives_the_run_on_for_operators_only(
     assert response.status_code == 202
     assert response.json() == {"run": run_id, "status": "running", "outcome": "driving"}
     assert drive(run_id) == "completed"
+
+
+def test_a_stream_of_a_sleeping_run_ends_with_its_sleeping_status(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+
+    response = operator_api.get(
+        f"/v1/runs/{run_id}/events", headers={"Accept": "text/event-stream"}
+    )
+    sent = list(frames(iter(response.streaming_content)))
+
+    status = run_of(operator_api, run_id)["status"]
+    assert status["state"] == "sleeping"
+    assert sent[-1] == {"event": "end", "data": {"status": status}}
+    assert len(sent) == event_count(run_id) + 1
+
+
+def test_the_run_page_says_where_and_until_when_a_run_sleeps(
+    api: Caller, operator_api: Caller, client: Client, operator: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    wake_at = run_of(operator_api, run_id)["status"]["wake_at"]
+    client.force_login(operator)
+
+    page = client.get(f"/runs/{run_id}/").content.decode()
+
+    assert "◷ sleeping" in page
+    assert f'<time datetime="{wake_at}" class="wake-at">{wake_at}</time>' in page
+    assert "Sleeping at <code>cooloff</code>" in page

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from editor.engine import run_trace
 from editor.engine.errors import TransitionRefused
 from editor.engine.states import RunState, check_transition
 from editor.engine.status import run_status, with_overdue
@@ -167,3 +168,20 @@ def test_a_log_read_back_gives_the_sleeping_status(clocked: Harness) -> None:
     run_id = h.run(cooloff(5), {"id": 1})
 
     assert run_status(h.store.events[run_id])["state"] == "sleeping"
+
+
+def test_the_run_page_trace_marks_a_sleeping_delay_waiting_and_a_woken_one_done(
+    clocked: Harness,
+) -> None:
+    h = clocked
+    document = cooloff(60)
+    run_id = h.run(document, {"id": 1})
+
+    asleep = run_trace(document, h.store.events[run_id], h.state(run_id))
+    assert asleep.marks[((), "cooloff")].state == "waiting"
+    assert ((), "publish") not in asleep.marks
+
+    h.clock.advance(60)
+    h.drive(run_id)
+    woken = run_trace(document, h.store.events[run_id], h.state(run_id))
+    assert woken.marks[((), "cooloff")].state == "done"
