@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from editor.drives import enqueue_run
-from editor.engine import prepare_abandon, prepare_resume, run_status
+from editor.engine import prepare_abandon, prepare_resume, prepare_wake, run_status
 from editor.engine.errors import InvalidResumeInput, NotParked, RunLost, TransitionRefused
 from editor.engine.ports import Envelope
 from editor.engine.states import PARKED, RunState
@@ -206,6 +206,30 @@ def _wake_if_due(user: Any, run_id: str, status: dict[str, Any]) -> ResumeOutcom
     if remaining > 0:
         raise StillSleeping(str(status.get("wake_at")), max(1, math.ceil(remaining)))
     return _recover(user, run_id)
+
+
+def wake(user: Any, run_id: str, comment: str | None = None) -> ResumeOutcome:
+    """**Wake now**: end a sleeping run's wait before its ``wake_at`` (operators), recorded
+    with who, and hand the run to a worker. A run that is not sleeping, or that its waker
+    woke first, is ``409 wrong_state``."""
+    if not can_operate(user):
+        raise NotAllowed()
+    check_storable({"comment": comment})
+    current = record(run_row(run_id))
+    try:
+        events, status = prepare_wake(current, _actor(user), comment or None, timezone.now())
+    except TransitionRefused as error:
+        raise WrongState(
+            error.current, f"the run is not sleeping (it is `{error.current}`)"
+        ) from None
+    try:
+        with transaction.atomic():
+            store().record(current.run_id, events, status)
+            enqueue_run(current.run_id)
+    except (RunLost, TransitionRefused):
+        state = run_row(run_id).state
+        raise WrongState(state, f"the run is not sleeping (it is `{state}`)") from None
+    return ResumeOutcome(current.run_id)
 
 
 def _recover(user: Any, run_id: str) -> ResumeOutcome:

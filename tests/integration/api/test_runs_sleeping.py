@@ -7,6 +7,7 @@ from datetime import datetime
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
@@ -18,6 +19,7 @@ from tests.integration.api.callers import Caller, bearer_caller, error_of, json_
 from tests.integration.api.running import (
     drive,
     event_count,
+    events_of,
     kinds_of,
     record,
     resume,
@@ -181,3 +183,56 @@ def test_the_run_page_says_where_and_until_when_a_run_sleeps(
     assert "◷ sleeping" in page
     assert f'<time datetime="{wake_at}" class="wake-at">{wake_at}</time>' in page
     assert "Sleeping at <code>cooloff</code>" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_started_after_the_wake_finds_the_sleeping_run_and_completes_it(
+    api: Caller, operator_api: Caller
+) -> None:
+    # Nothing of the sleep lives in a process: a worker that was not running when the run
+    # went to sleep (every process restarted) wakes it from the database alone.
+    run_id = asleep_since_january(operator_api, api)
+
+    call_command("db_worker", batch=True, no_startup_delay=True, reload=False)
+
+    assert run_of(operator_api, run_id)["status"] == {"state": "completed", "output": {"id": 7}}
+    assert kinds_of(operator_api, run_id).count("SleepCompleted") == 1
+
+
+def test_the_run_node_page_of_a_sleeping_delay_answers(
+    api: Caller, operator_api: Caller, client: Client, operator: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    client.force_login(operator)
+
+    response = client.get(f"/runs/{run_id}/node/?node=cooloff")
+
+    assert response.status_code == 200
+    assert "cooloff" in response.content.decode()
+
+
+def test_wake_now_ends_the_wait_early_recording_who_and_drives_on(
+    api: Caller, operator_api: Caller, operator: User, approver: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+
+    refused = bearer_caller(approver).post(
+        f"/v1/runs/{run_id}/wake", {"comment": "now"}, content_type="application/json"
+    )
+    assert refused.status_code == 403
+    response = operator_api.post(
+        f"/v1/runs/{run_id}/wake", {"comment": "the desk said go"}, content_type="application/json"
+    )
+    assert response.status_code == 202
+    assert response.json() == {"run": run_id, "status": "running", "outcome": "driving"}
+    assert drive(run_id) == "completed"
+    woken = [e for e in events_of(operator_api, run_id) if e["event"]["kind"] == "SleepCompleted"]
+    assert [e["event"]["payload"] for e in woken] == [
+        {"node": "cooloff", "by": operator.get_username(), "comment": "the desk said go"}
+    ]
+
+    again = operator_api.post(f"/v1/runs/{run_id}/wake", {}, content_type="application/json")
+    assert again.status_code == 409
+    assert error_of(again)["code"] == "wrong_state"
