@@ -181,7 +181,7 @@ def _label(
     """
     title = node.name if node.name is not None and node.name.strip() else node.id
     marks = mark + ("⚠ " if broken else "") + ("▶ " if entry else "")
-    kind = node.kind
+    kind: str = node.kind
     if isinstance(node, DelayNode):
         kind = f"delay · {format_duration(node.seconds)}"  # the wait, as a person reads it
     second: str = kind

@@ -24,7 +24,9 @@ _COMPOSED = ("$ref", "anyOf", "oneOf", "allOf", "not")
 _INTO, _UNJUDGED, _ABSENT = range(3)
 
 
-def fold_shape_errors(fold: FoldNode, by_id: dict[str, Node]) -> Iterator[tuple[str, str, dict]]:
+def fold_shape_errors(
+    fold: FoldNode, by_id: dict[str, Node]
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """``(code, message, keys)`` for each path of ``fold`` its body's schema refuses."""
     if not isinstance(fold.body, NodeBody):
         return
