@@ -3,6 +3,7 @@ recorded ``wake_at``, ``409 still_sleeping`` before it, and the wake after it.""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import pytest
@@ -236,3 +237,12 @@ def test_wake_now_ends_the_wait_early_recording_who_and_drives_on(
     again = operator_api.post(f"/v1/runs/{run_id}/wake", {}, content_type="application/json")
     assert again.status_code == 409
     assert error_of(again)["code"] == "wrong_state"
+
+
+def test_a_sleeping_run_is_nobodys_task_in_the_inbox(api: Caller, operator_api: Caller) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+
+    inbox = json_of(operator_api.get("/v1/inbox"))
+
+    assert run_id not in json.dumps(inbox)
