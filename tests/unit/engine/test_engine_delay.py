@@ -185,3 +185,24 @@ def test_the_run_page_trace_marks_a_sleeping_delay_waiting_and_a_woken_one_done(
     h.drive(run_id)
     woken = run_trace(document, h.store.events[run_id], h.state(run_id))
     assert woken.marks[((), "cooloff")].state == "done"
+
+
+def test_a_fork_after_a_completed_delay_keeps_its_wait_and_one_from_the_delay_waits_afresh(
+    clocked: Harness,
+) -> None:
+    h = clocked
+    document = cooloff(60)
+    origin = h.run(document, {"id": 1})
+    h.clock.advance(60)
+    h.drive(origin)
+    h.clock.advance(1000)
+
+    after = h.fork(origin, "publish")
+    assert h.drive(after) == "completed"
+    assert h.of(after, "NowObserved") == h.of(origin, "NowObserved")  # recorded, not re-read
+    assert h.kinds(after).count("SleepCompleted") == 1
+
+    again = h.fork(origin, "cooloff")
+    assert h.drive(again) == "sleeping"
+    assert h.of(again, "NowObserved") == [{"now": "2026-09-01T12:17:40.000000Z"}]
+    assert h.store.status(again)["wake_at"] == "2026-09-01T12:18:40.000000Z"  # the full wait
