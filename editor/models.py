@@ -319,6 +319,9 @@ class Run(models.Model):
     #: When the run last parked (suspended, budget_exceeded, needs_reconciliation): the inbox
     #: orders by it. Cleared when it runs again.
     parked_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    #: A sleeping run's recorded ``wake_at`` (spec 08), derived from its log: the sweep wakes
+    #: the runs whose time has come by it. ``None`` unless the run sleeps.
+    wake_at = models.DateTimeField(null=True, blank=True, db_index=True)
     #: The worker driving the run, and until when its claim holds (spec 04, Durability).
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)

@@ -37,14 +37,24 @@ from editor.engine.errors import AppendRefused, RunLost
 from editor.engine.events import check_append
 from editor.engine.ports import CallClaim, Envelope, RunRecord
 from editor.engine.states import PARKED, TERMINAL, RunState
+from editor.engine.status import instant
 from editor.engine.summary import call_counts
 from editor.engine.transitions import allowed_sources, check_append_states
 from editor.models import CallCommitment, FrozenGraph, Run, RunEvent
 
-__all__ = ["DRIVABLE", "OrmRunStore", "StrandedRun", "envelope_of"]
+__all__ = ["DRIVABLE", "OrmRunStore", "StrandedRun", "envelope_of", "wants_driver"]
 
-#: The states in which a run wants a driver.
+#: The states in which a run wants a driver (and ``sleeping`` once its ``wake_at`` has come).
 DRIVABLE = (RunState.QUEUED.value, RunState.RUNNING.value)
+_SLEEPING = RunState.SLEEPING.value
+
+
+def wants_driver(now: datetime) -> Q:
+    """The runs that want a driver at ``now``: queued or running, or sleeping past their
+    ``wake_at`` (spec 08: the drive itself checks the recorded instant again)."""
+    return Q(state__in=DRIVABLE) | Q(state=_SLEEPING, wake_at__lte=now)
+
+
 _STATES = frozenset(state.value for state in RunState)
 _TERMINAL = tuple(state.value for state in TERMINAL)
 _TERMINAL_SET = frozenset(_TERMINAL)
@@ -172,6 +182,7 @@ class OrmRunStore:
             "state": state,
             "status": status,
             "parked_at": _parked_since(status, now) if state in _PARKED else None,
+            "wake_at": instant(status.get("wake_at")) if state == _SLEEPING else None,
             "updated_at": now,
         }
         changes.update(_running_totals(start, events))
@@ -246,7 +257,7 @@ class OrmRunStore:
         free = Q(lease_owner="") | Q(lease_owner=self.owner) | Q(lease_expires_at__lt=now)
         return bool(
             self._runs(run_id)
-            .filter(free, state__in=DRIVABLE)
+            .filter(free, wants_driver(now))
             .update(
                 lease_owner=self.owner,
                 lease_expires_at=now + self.lease,
@@ -278,7 +289,7 @@ class OrmRunStore:
     def stranded_runs(self, now: datetime) -> list[StrandedRun]:
         """The runs that want a driver and have none at ``now``: their lease ran out (the
         worker died), or nobody claimed them within a lease period of their last change."""
-        rows = Run.objects.filter(self._stranded(now), state__in=DRIVABLE).values_list(
+        rows = Run.objects.filter(self._stranded(now)).values_list(
             "id", "lease_owner", "lease_expires_at", "drive_attempts", "drive_error", "queue_task"
         )
         return [StrandedRun(str(row[0]), *row[1:]) for row in rows]
@@ -291,7 +302,6 @@ class OrmRunStore:
                 self._stranded(now),
                 id__in=run_ids[start : start + _CHUNK],
                 lease_owner="",
-                state__in=DRIVABLE,
             ).update(lease_expires_at=now + self.lease)
 
     def reclaim(self, run_id: str, expires_at: datetime | None, until: datetime) -> bool:
@@ -300,14 +310,19 @@ class OrmRunStore:
         workers sweeping at once exactly one takes it."""
         return bool(
             self._runs(run_id)
-            .filter(state__in=DRIVABLE, lease_expires_at=expires_at)
+            .filter(wants_driver(timezone.now()), lease_expires_at=expires_at)
             .update(lease_owner="", lease_expires_at=until)
         )
 
     def _stranded(self, now: datetime) -> Q:
-        return Q(lease_expires_at__lt=now) | Q(
-            lease_expires_at__isnull=True, updated_at__lt=now - self.lease
+        lease_out = Q(lease_expires_at__lt=now)
+        awake = Q(state__in=DRIVABLE) & (
+            lease_out | Q(lease_expires_at__isnull=True, updated_at__lt=now - self.lease)
         )
+        # A sleeping run is due at its wake_at, however recently it went to sleep: the sweep
+        # is the safety net of the drive queued for that instant (editor.tasks).
+        due = Q(state=_SLEEPING, wake_at__lte=now) & (lease_out | Q(lease_expires_at__isnull=True))
+        return awake | due
 
     def revoke(self) -> None:
         """Refuse every later append of this store's drive (``RunLost``): the worker's

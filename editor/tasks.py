@@ -32,7 +32,7 @@ from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.models import DBTaskResult
 
 from editor.drives import enqueue_run, queue_drive
-from editor.engine import PARKED, Engine
+from editor.engine import PARKED, Engine, RunState
 from editor.engine.ports import Envelope
 from editor.models import Run
 from editor.services import notifications, run_failures
@@ -108,6 +108,7 @@ def drive_run(run_id: str) -> str | None:
     store = AnnouncingRunStore(new_owner(), lease_seconds, on_suspended=queue_notification)
     if not store.claim(run_id):
         logger.info("run %s: not claimed (driven elsewhere, or not waiting)", run_id)
+        _wake_later(run_id, only_if_early=True)  # a task that came before the wake_at
         return None
     logger.info("run %s: driving (lease %s)", run_id, store.owner)
     heartbeat = _Heartbeat(store, run_id, lease_seconds / 3)
@@ -134,11 +135,27 @@ def drive_run(run_id: str) -> str | None:
         raise error
     store.release(run_id, clean=True)
     logger.info("run %s: left %s", run_id, state)
+    if state == RunState.SLEEPING.value:
+        _wake_later(run_id)
     if state in _PARKED and Run.objects.filter(id=run_id, state__in=DRIVABLE).exists():
         # Resolved while this worker was letting go: the resume's task found the run still
         # leased and left it, so it is queued again here rather than waiting for the sweep.
         queue_drive(run_id)
     return state
+
+
+def _wake_later(run_id: str, *, only_if_early: bool = False) -> None:
+    """Queue the sleeping run's next drive for its recorded ``wake_at`` (spec 08). A drive
+    that comes early appends nothing and lands here again; each worker's sweep is the safety
+    net for a task that is lost."""
+    wake_at = (
+        Run.objects.filter(id=run_id, state=RunState.SLEEPING.value)
+        .values_list("wake_at", flat=True)
+        .first()
+    )
+    if wake_at is not None and not (only_if_early and wake_at <= timezone.now()):
+        queue_drive(run_id, wake_at)
+        logger.info("run %s: sleeps until %s", run_id, wake_at.isoformat())
 
 
 def _overrun(run_id: str, store: OrmRunStore) -> None:

@@ -30,6 +30,7 @@ from editor.api.schemas import (
     RunListOut,
     RunOut,
     ToolListOut,
+    WakeIn,
 )
 from editor.api.unoffered import agent_runs
 from editor.services import runs
@@ -213,6 +214,20 @@ def resume_run(
         if payload.scope:
             body["scope"] = [list(pair) for pair in payload.scope]
     return Status(202, runs.resume(request.auth, run, body))
+
+
+@router.post(
+    "/runs/{run}/wake",
+    response={202: ResumeOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    summary="Wake a sleeping run now",
+)
+def wake_run(
+    request: AuthenticatedRequest, run: str, payload: WakeIn
+) -> Status[runs.ResumeOutcome]:
+    """**Wake now** (operators): end a sleeping run's wait before its `wake_at`; the log
+    records who (`SleepCompleted.by`) and why (`comment`). A run that is not sleeping is
+    `409 wrong_state`."""
+    return Status(202, runs.wake(request.auth, run, payload.comment))
 
 
 @router.post(

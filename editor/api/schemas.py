@@ -449,6 +449,11 @@ class RunGraphOut(_OmitNone):
     nodes: list[dict[str, Any]]
 
 
+class WakeIn(Schema):
+    #: Why the wait was ended early; recorded with who did it.
+    comment: str | None = Field(None, max_length=2000)
+
+
 class ResumeIn(Schema):
     #: A gate's approval (checked against its schema); ``{"extend": {"steps" | "tokens": n}}``
     #: or ``{"limit": n}`` for a budget; ``{"output": …}`` or ``{"retry": true}`` for a

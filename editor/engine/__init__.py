@@ -56,6 +56,7 @@ from editor.engine.records import (
     prepare_abandon,
     prepare_failure,
     prepare_resume,
+    prepare_wake,
     start_event,
     timestamp,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "prepare_abandon",
     "prepare_failure",
     "prepare_resume",
+    "prepare_wake",
     "resolve_names",
     "run_status",
     "run_trace",

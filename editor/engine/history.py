@@ -45,6 +45,9 @@ class NodeHistory:
     resumed: dict[str, Any] | None = None
     budget_exceeded: dict[str, Any] | None = None  # the latest, while unresolved
     raised_limits: dict[str, int] = field(default_factory=dict)  # kind → the latest raise
+    now_observed: str | None = None  # a delay's NowObserved: the clock, read once, ever
+    sleep_started: dict[str, Any] | None = None
+    sleep_completed: bool = False
 
     def call(self, calls: dict[int, CallHistory], number: int) -> CallHistory:
         return calls.setdefault(number, CallHistory())
@@ -76,6 +79,7 @@ class History:
         self.visited = 0
         self.running_seconds = 0.0
         self.map_items = 0  # every item the run's maps fanned out (the node limit's allowance)
+        self._last_entered: NodeHistory | None = None
         running_since: datetime | None = None
         # The open items, by key: an item parked again while open (after another item's
         # resolution) is still one item.
@@ -97,13 +101,14 @@ class History:
                 continue
             if not started:
                 started, running_since = True, at
-            if kind in PARKING_KINDS:
+            if kind in PARKING_KINDS or kind == "SleepStarted":
                 if not open_items and running_since is not None and at is not None:
                     self.running_seconds += (at - running_since).total_seconds()
                     running_since = None
                 open_items.add(_item_key(kind, payload))
-            elif kind in RESOLUTION_KINDS:
-                open_items.discard(_item_key(RESOLUTION_KINDS[kind], payload))
+            elif kind in RESOLUTION_KINDS or kind == "SleepCompleted":
+                parking = "SleepStarted" if kind == "SleepCompleted" else RESOLUTION_KINDS[kind]
+                open_items.discard(_item_key(parking, payload))
                 if not open_items and running_since is None:
                     running_since = at
         self._tail_since = running_since
@@ -126,12 +131,20 @@ class History:
 
     def _feed(self, envelope: Envelope) -> None:
         kind, payload = envelope.kind, envelope.payload
+        if kind == "NowObserved":
+            # It carries only the instant (the reference's shape): it belongs to the delay
+            # entered just before it, in the same append.
+            if self._last_entered is not None:
+                self._last_entered.now_observed = payload.get("now")
+            return
+        self._last_entered = None
         if "node" not in payload:
             return
         node = self._node(payload)
         if kind == "NodeEntered":
             node.entered = True
             self.visited += 1
+            self._last_entered = node
         elif kind == "NodeExited":
             node.exited = True
             node.output = payload.get("output")
@@ -168,6 +181,10 @@ class History:
             node.suspended = payload
         elif kind == "Resumed":
             node.resumed = payload
+        elif kind == "SleepStarted":
+            node.sleep_started = payload
+        elif kind == "SleepCompleted":
+            node.sleep_completed = True
         elif kind == "BudgetExceeded":
             node.budget_exceeded = payload
         elif kind == "BudgetRaised":

@@ -189,7 +189,7 @@ class IterationSteps(_DriveBase):
             pass_scope = (*scope, (node.id, index))
             if index not in past.iterations_started:
                 buffer.append(("FoldIterationStarted", event_payload(node.id, scope, index=index)))
-            current = run_body(current, pass_scope, buffer)
+            current = pass_value(run_body(current, pass_scope, buffer))
             if node.accumulator_schema is not None:
                 problem = first_violation(node.accumulator_schema, current)
                 if problem is not None:
@@ -203,6 +203,14 @@ class IterationSteps(_DriveBase):
             if stop_when.evaluate(current):
                 held = True
                 break
+        if not held and outputs and node.on_bound == "fail":
+            # Every pass stays on record; no FoldConverged, no NodeExited (spec 08, section 2).
+            raise StepFailed(
+                f"fold node `{node.id}`: reached the max_iterations bound of "
+                f"{node.max_iterations} without `stop_when` holding, and this fold declares "
+                "`on_bound: fail`",
+                "fold_bound_exceeded",
+            )
         if not outputs:  # max_iterations 0: nothing ran (validation normally refuses it)
             winner, output = -1, None
         elif isinstance(node.join, BestBy):
@@ -222,6 +230,19 @@ class IterationSteps(_DriveBase):
                 )
             )
         return output
+
+
+def pass_value(output: Any) -> Any:
+    """What a fold reads of a pass: an MCP result envelope (an object with a ``content`` array
+    and a ``structuredContent`` key) counts as its ``structuredContent``; anything else
+    counts whole (the reference's ``unwrap_pass_output``)."""
+    if (
+        type(output) is dict
+        and type(output.get("content")) is list
+        and "structuredContent" in output
+    ):
+        return output["structuredContent"]
+    return output
 
 
 def _best_by(node: FoldNode, outputs: list[Any]) -> int:

@@ -166,6 +166,24 @@ def prepare_abandon(
     return [envelope], run_status([*record.events, envelope])
 
 
+def prepare_wake(
+    record: RunRecord, by: str, comment: str | None, now: datetime
+) -> tuple[list[Envelope], dict[str, Any]]:
+    """An operator's **Wake now** of a sleeping run: ``SleepCompleted{node, by, comment?}``
+    (spec 08; ``by`` and ``comment`` are ours), and the status after it. The drive that
+    follows finds the wait over and walks on."""
+    status = run_status(record.events)
+    if status["state"] != RunState.SLEEPING.value:
+        raise TransitionRefused(status["state"], RunState.RUNNING.value, "it is not sleeping")
+    payload: dict[str, Any] = {"node": status.get("node"), "by": by}
+    if comment:
+        payload["comment"] = comment
+    envelope = Envelope(
+        record.run_id, len(record.events), timestamp(now), "SleepCompleted", payload
+    )
+    return [envelope], run_status([*record.events, envelope])
+
+
 def prepare_failure(
     record: RunRecord, error: str, code: str, now: datetime
 ) -> tuple[list[Envelope], dict[str, Any]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -41,7 +42,7 @@ from editor.engine.records import park_again, timestamp
 from editor.engine.resolution import resolve_names
 from editor.engine.schemas import first_violation
 from editor.engine.states import PARKED, TERMINAL, RunState
-from editor.engine.status import StatusFold, run_status
+from editor.engine.status import StatusFold, instant, run_status
 from editor.engine.steps import (
     Buffer,
     Parked,
@@ -52,6 +53,7 @@ from editor.engine.steps import (
 from editor.graph import (
     AgentNode,
     BranchNode,
+    DelayNode,
     FoldNode,
     GateNode,
     Graph,
@@ -63,6 +65,9 @@ from editor.graph import (
     parse_reference,
 )
 from editor.graph.model import Edge, ModelDecision, Node, NodeBody
+
+#: The last instant a wake can be recorded at (RFC 3339 holds four-digit years).
+LAST_INSTANT = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
 
 __all__ = ["Engine", "compact_json"]
 
@@ -169,6 +174,8 @@ class _Drive(CallSteps, IterationSteps):
         state = RunState(self.fold.status()["state"])
         if state in TERMINAL or state in PARKED:
             return state.value
+        if state is RunState.SLEEPING and not self._due():
+            return state.value  # early (an early task, a skewed clock): nothing is recorded
         if self.fold.pending:
             # Running with items still open (a resolution the services recorded without the
             # parking that must follow it): park again at the oldest; nothing else to do.
@@ -193,6 +200,11 @@ class _Drive(CallSteps, IterationSteps):
             # Someone else moved the run on (an abandon, a resume): report where it is now.
             return str(run_status(self.store.load_run(self.run_id).events)["state"])
         return self._state()
+
+    def _due(self) -> bool:
+        """Whether the sleeping run's recorded ``wake_at`` has come, by this drive's clock."""
+        wake_at = instant((self.fold.sleep or {}).get("wake_at"))
+        return wake_at is not None and self.clock.now() >= wake_at
 
     def _state(self) -> str:
         state: str = self.fold.status()["state"]
@@ -379,10 +391,43 @@ class _Drive(CallSteps, IterationSteps):
             output = value
         elif isinstance(node, MapNode):
             output = self._map(graph, node, items, scope, buffer, past)
+        elif isinstance(node, DelayNode):
+            output = self._delay(node, value, scope, buffer, past)
         else:
             output = self._fold(graph, node, value, scope, buffer, past)
         buffer.append(("NodeExited", event_payload(node.id, scope, output=output)))
         return output, case
+
+    # delay --------------------------------------------------------------------------
+
+    def _delay(
+        self, node: DelayNode, value: Any, scope: Scope, buffer: Buffer, past: NodeHistory
+    ) -> Any:
+        """NowObserved, SleepStarted and park; at the first drive at or after ``wake_at``,
+        SleepCompleted, and the input passes through (spec 08, section 1). The clock is read
+        once per delay, ever: a re-drive derives ``wake_at`` from the recorded ``now``."""
+        if past.sleep_completed:
+            return value
+        if past.sleep_started is not None:
+            wake_at = instant(past.sleep_started.get("wake_at"))
+            if wake_at is None or self.clock.now() < wake_at:
+                raise Parked([])
+            buffer.append(("SleepCompleted", event_payload(node.id, scope)))
+            return value
+        now_text = past.now_observed
+        if now_text is None:
+            now_text = timestamp(self.clock.now())
+            buffer.append(("NowObserved", {"now": now_text}))
+        observed = instant(now_text)
+        assert observed is not None  # written by timestamp()
+        if node.seconds > (LAST_INSTANT - observed).total_seconds():
+            raise StepFailed(
+                f"delay node `{node.id}`: a wait of {node.seconds} seconds ends after "
+                "9999-12-31T23:59:59Z, the last instant this server can record",
+                "limit_exceeded",
+            )
+        wake_at_text = timestamp(observed + timedelta(seconds=node.seconds))
+        raise Parked([("SleepStarted", event_payload(node.id, scope, wake_at=wake_at_text))])
 
     # gate ---------------------------------------------------------------------------
 

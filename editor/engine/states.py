@@ -17,6 +17,7 @@ class RunState(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
     SUSPENDED = "suspended"
+    SLEEPING = "sleeping"
     BUDGET_EXCEEDED = "budget_exceeded"
     NEEDS_RECONCILIATION = "needs_reconciliation"
     COMPLETED = "completed"
@@ -30,6 +31,7 @@ TRANSITIONS: dict[RunState, frozenset[RunState]] = {
     S.RUNNING: frozenset(
         {
             S.SUSPENDED,
+            S.SLEEPING,
             S.BUDGET_EXCEEDED,
             S.NEEDS_RECONCILIATION,
             S.COMPLETED,
@@ -38,6 +40,9 @@ TRANSITIONS: dict[RunState, frozenset[RunState]] = {
         }
     ),
     S.SUSPENDED: frozenset({S.RUNNING, S.ABANDONED}),
+    # Woken at its wake_at (or by an operator), abandoned, or failed when it wakes and its
+    # graph no longer resolves (spec 08, section 1).
+    S.SLEEPING: frozenset({S.RUNNING, S.ABANDONED, S.FAILED}),
     S.BUDGET_EXCEEDED: frozenset({S.RUNNING, S.ABANDONED, S.FAILED}),
     S.NEEDS_RECONCILIATION: frozenset({S.RUNNING, S.ABANDONED, S.FAILED}),
     S.COMPLETED: frozenset(),

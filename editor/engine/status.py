@@ -16,6 +16,7 @@ resolved while a budget item is still open goes ``suspended → running → budg
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from editor.engine.ports import Envelope
@@ -26,9 +27,11 @@ __all__ = [
     "RESOLUTION_KINDS",
     "StatusFold",
     "graph_projection",
+    "instant",
     "last_resolution",
     "run_status",
     "scope_key",
+    "with_overdue",
 ]
 
 # parking event kind → (pending kind, run state, resolution event kind)
@@ -63,6 +66,8 @@ class StatusFold:
         self.terminal: dict[str, Any] | None = None
         self.pending: dict[tuple[str, str, tuple[tuple[str, int], ...]], dict[str, Any]] = {}
         self.count = 0
+        #: The wait a sleeping run rests in: ``{"wake_at", "node"}`` (spec 08, section 1).
+        self.sleep: dict[str, Any] | None = None
 
     def feed(self, envelope: Envelope) -> None:
         self.count += 1
@@ -95,6 +100,14 @@ class StatusFold:
             if self.state not in PARKED:
                 self.state = parked_state
             return
+        elif kind == "SleepStarted":
+            self.state = RunState.SLEEPING
+            self.sleep = {"wake_at": payload.get("wake_at"), "node": payload.get("node")}
+            return
+        elif kind == "SleepCompleted":
+            self.state = RunState.RUNNING
+            self.sleep = None
+            return
         elif kind in RESOLUTION_KINDS:
             pending_kind = PARKING_KINDS[RESOLUTION_KINDS[kind]][0]
             key = (pending_kind, str(payload.get("node")), scope_key(payload.get("scope")))
@@ -115,6 +128,8 @@ class StatusFold:
             return dict(self.terminal)
         items = self.pending_items()
         state = self.state
+        if state is RunState.SLEEPING and self.sleep is not None:
+            return {"state": state.value, **self.sleep}
         if state not in PARKED:
             status: dict[str, Any] = {"state": state.value}
             if items:  # between a resolution and the parking that follows it
@@ -141,6 +156,31 @@ def run_status(events: Iterable[Envelope]) -> dict[str, Any]:
     for envelope in events:
         fold.feed(envelope)
     return fold.status()
+
+
+def with_overdue(status: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """A sleeping run's status as it is answered at ``now``: once ``now`` is past its
+    ``wake_at``, also ``"overdue": true`` and ``overdue_seconds`` (whole seconds, rounded down);
+    both or neither, never stored (spec 08, section 1). Any other status is returned as it is."""
+    if status.get("state") != RunState.SLEEPING.value:
+        return status
+    wake_at = instant(status.get("wake_at"))
+    if wake_at is None or now <= wake_at:
+        return status
+    return {**status, "overdue": True, "overdue_seconds": int((now - wake_at).total_seconds())}
+
+
+def instant(text: Any) -> datetime | None:
+    """An RFC 3339 instant (any fraction digits, ``Z`` or an offset) as a UTC datetime."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed.astimezone(UTC)
 
 
 def last_resolution(

@@ -8,7 +8,7 @@ names a place in the document: a ``node`` body sits beside its owner (same level
 
 * ``failed`` — the node the run failed at (``RunFailed.node``), and every map or fold it runs
   inside; a log from before ``RunFailed`` named its node marks every node left open;
-* ``waiting`` — an instance parked (a gate, a budget, a write to reconcile);
+* ``waiting`` — an instance parked (a gate, a budget, a write to reconcile) or asleep (a delay);
 * ``running`` — an instance entered and not left while the run lives;
 * ``stopped`` — entered and never left in a run that ended otherwise (abandoned, or cut off
   beside the failed item);
@@ -159,9 +159,9 @@ def _fold(events: Iterable[Envelope]) -> tuple[dict[tuple[Scope, str], _Instance
             instance.skipped = True
         elif kind == "BranchTaken":
             instance.case = payload.get("case")
-        elif kind in PARKING_KINDS:
-            instance.parked = True
-        elif kind in RESOLUTION_KINDS:
+        elif kind in PARKING_KINDS or kind == "SleepStarted":
+            instance.parked = True  # a delay's wait is drawn as waiting too
+        elif kind in RESOLUTION_KINDS or kind == "SleepCompleted":
             instance.parked = False
     return instances, failure
 

@@ -68,6 +68,23 @@ def check_append_states(current: str, kinds: Sequence[str], final: str) -> None:
             target = _ENDS[kind]
         elif kind == "GraphRunStarted":
             target = RunState.QUEUED  # the log's first event (check_append keeps it there)
+        elif kind == "SleepStarted":
+            if state is not RunState.RUNNING:
+                raise TransitionRefused(
+                    state.value,
+                    RunState.SLEEPING.value,
+                    "a `SleepStarted` event puts a running run to sleep, and this one is not "
+                    "running",
+                )
+            target = RunState.SLEEPING
+        elif kind == "SleepCompleted":
+            if state is not RunState.SLEEPING:
+                raise TransitionRefused(
+                    before.value,
+                    RunState.RUNNING.value,
+                    "a `SleepCompleted` event wakes a sleeping run, and this one is not asleep",
+                )
+            target = RunState.RUNNING
         elif kind in PARKING_KINDS:
             target = state if state in PARKED else PARKING_KINDS[kind][1]
         elif kind in RESOLUTION_KINDS:
@@ -79,7 +96,7 @@ def check_append_states(current: str, kinds: Sequence[str], final: str) -> None:
                 )
             target = state if index == last and final == state.value else RunState.RUNNING
         else:
-            if state in PARKED:
+            if state in PARKED or state is RunState.SLEEPING:
                 raise TransitionRefused(
                     state.value,
                     RunState.RUNNING.value,

@@ -26,7 +26,16 @@ from typing import Any, NamedTuple
 
 import graphviz
 
-from editor.graph.model import FoldNode, Graph, MapNode, Node, NodeBody, SubgraphBody
+from editor.graph.durations import format_duration
+from editor.graph.model import (
+    DelayNode,
+    FoldNode,
+    Graph,
+    MapNode,
+    Node,
+    NodeBody,
+    SubgraphBody,
+)
 
 __all__ = [
     "KIND_SHAPES",
@@ -49,6 +58,7 @@ KIND_SHAPES: dict[str, tuple[str, str]] = {
     "branch": ("diamond", ""),
     "map": ("box3d", ""),
     "fold": ("hexagon", ""),
+    "delay": ("ellipse", ""),
 }
 ERROR_COLOUR = "#c62828"
 BODY_COLOUR = "#6b7280"
@@ -171,10 +181,13 @@ def _label(
     """
     title = node.name if node.name is not None and node.name.strip() else node.id
     marks = mark + ("⚠ " if broken else "") + ("▶ " if entry else "")
-    second: str = node.kind
+    kind: str = node.kind
+    if isinstance(node, DelayNode):
+        kind = f"delay · {format_duration(node.seconds)}"  # the wait, as a person reads it
+    second: str = kind
     if state is not None:
         marks = RUN_STATES[state][0] + marks
-        second = f"{node.kind} · {state}"
+        second = f"{kind} · {state}"
         if note:
             second = f"{second} · {note}"
     return graphviz.nohtml(f"{graphviz.escape(marks + title)}\\n{graphviz.escape(second)}")

@@ -52,6 +52,7 @@ NEW_NODE_DEFAULTS: dict[str, Value] = {
         "stop_when": "done == true",
         "join": {"kind": "last"},
     },
+    "delay": {"seconds": 3600},
 }
 
 

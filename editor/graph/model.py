@@ -27,6 +27,7 @@ __all__ = [
     "CONDITION_KINDS",
     "JOIN_KINDS",
     "KINDS",
+    "ON_BOUND_WORDS",
     "PAYLOAD_FIELDS",
     "SCHEMA_VERSION",
     "UNIT_VARIANTS",
@@ -34,6 +35,7 @@ __all__ = [
     "BestBy",
     "BranchCase",
     "BranchNode",
+    "DelayNode",
     "Edge",
     "ExpressionCondition",
     "FieldSpec",
@@ -53,7 +55,9 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
-FieldType = Literal["string", "u32", "json", "string_map", "cases", "body", "join"]
+FieldType = Literal[
+    "string", "u32", "u64", "json", "string_map", "cases", "body", "join", "on_bound"
+]
 
 
 @dataclass(slots=True)
@@ -167,7 +171,20 @@ PAYLOAD_FIELDS: dict[str, tuple[FieldSpec, ...]] = {
         FieldSpec("max_iterations", "u32", True, "The most passes the loop may run (at least 1)."),
         FieldSpec("stop_when", "string", True, "Condition that stops the loop when it holds."),
         FieldSpec("join", "join", True, "How the passes are joined into one value."),
+        FieldSpec(
+            "on_bound",
+            "on_bound",
+            False,
+            "What reaching max_iterations without `stop_when` holding means: `join` (the "
+            "default: join the passes anyway) or `fail` (fail the run).",
+            optional=True,
+        ),
         _schema("accumulator_schema", "Optional JSON Schema of the accumulated value (data only)."),
+    ),
+    "delay": (
+        _id(),
+        _name(),
+        FieldSpec("seconds", "u64", True, "How long the run waits here, in whole seconds."),
     ),
 }
 
@@ -178,6 +195,8 @@ CONDITION_KINDS = ("expression", "model_decision")
 BODY_KINDS = ("node", "subgraph")
 JOIN_KINDS = ("best_by", "last", "all")
 UNIT_VARIANTS = frozenset({"model_decision", "last", "all"})
+#: The words of ``fold.on_bound``; unset means ``join``.
+ON_BOUND_WORDS = ("join", "fail")
 
 
 # --- tagged sub-objects -------------------------------------------------------
@@ -302,14 +321,26 @@ class FoldNode:
     stop_when: str
     join: Join
     name: str | None = None
+    on_bound: Literal["join", "fail"] | None = None
     accumulator_schema: Any = None
     kind: ClassVar[Literal["fold"]] = "fold"
 
 
-Node = AgentNode | ToolNode | GateNode | BranchNode | MapNode | FoldNode
+@dataclass(slots=True)
+class DelayNode:
+    """A wait of ``seconds`` whole seconds; its output is its input (spec 08, section 1)."""
+
+    id: str
+    seconds: int
+    name: str | None = None
+    kind: ClassVar[Literal["delay"]] = "delay"
+
+
+Node = AgentNode | ToolNode | GateNode | BranchNode | MapNode | FoldNode | DelayNode
 
 NODE_CLASSES: dict[str, type] = {
-    cls.kind: cls for cls in (AgentNode, ToolNode, GateNode, BranchNode, MapNode, FoldNode)
+    cls.kind: cls
+    for cls in (AgentNode, ToolNode, GateNode, BranchNode, MapNode, FoldNode, DelayNode)
 }
 
 

@@ -13,12 +13,13 @@ import operator
 from typing import Any
 
 from editor.graph.errors import JsonError, MalformedDocument
-from editor.graph.jsonio import read_json
+from editor.graph.jsonio import canonical_json, read_json
 from editor.graph.model import (
     BODY_KINDS,
-    CONDITION_KINDS,
     JOIN_KINDS,
+    KINDS,
     NODE_CLASSES,
+    ON_BOUND_WORDS,
     PAYLOAD_FIELDS,
     BestBy,
     BranchCase,
@@ -35,10 +36,12 @@ from editor.graph.model import (
 __all__ = ["parse_document", "parse_graph"]
 
 U32_MAX = 4294967295
+U64_MAX = 18446744073709551615
 _GRAPH_KEYS = ("schema_version", "nodes", "edges")
 _NODE_KEYS = ("kind", "payload")
 _EDGE_KEYS = ("from", "to", "label")
 _TAGGED_KEYS = ("kind", "value")
+_TAGGED_KEY_SET = frozenset(_TAGGED_KEYS)
 _NODE_KEY_SET = frozenset(_NODE_KEYS)
 _EDGE_KEY_SET = frozenset(_EDGE_KEYS)
 
@@ -119,13 +122,27 @@ def _string(value: Any, name: str, path: str) -> str:
 
 
 def _u32(value: Any, name: str, path: str) -> int:
-    if type(value) is not int or not 0 <= value <= U32_MAX:
+    return _unsigned(value, name, path, U32_MAX)
+
+
+def _unsigned(value: Any, name: str, path: str, maximum: int) -> int:
+    if type(value) is not int or not 0 <= value <= maximum:
         if type(value) is int:
-            raise _fail(f"invalid value for `{name}`: {value} is not in 0..={U32_MAX}", path)
+            raise _fail(f"invalid value for `{name}`: {value} is not in 0..={maximum}", path)
         raise _fail(
-            f"invalid type for `{name}`: {_type_name(value)}, expected an integer in 0..={U32_MAX}",
+            f"invalid type for `{name}`: {_type_name(value)}, expected an integer in 0..={maximum}",
             path,
         )
+    return value
+
+
+def _on_bound(value: Any, path: str) -> str:
+    if type(value) is not str:
+        raise _fail(
+            f"invalid type for `on_bound`: {_type_name(value)}, expected `join` or `fail`", path
+        )
+    if value not in ON_BOUND_WORDS:
+        raise _fail(f"unknown variant `{value}` for `on_bound`, expected `join` or `fail`", path)
     return value
 
 
@@ -148,13 +165,37 @@ def _unit(kind: str, value: Any, path: str) -> None:
 
 
 def _condition(raw: Any, path: str) -> ExpressionCondition | ModelDecision:
-    kind, value, has_value = _tagged(raw, CONDITION_KINDS, "a branch condition object", path)
-    if kind == "expression":
-        if not has_value:
-            raise _fail("missing field `value`", path)
-        return ExpressionCondition(_string(value, "value", path))
-    _unit(kind, value, path)
-    return ModelDecision()
+    """A branch case's ``when``: one message for every wrong shape (spec 08, section 3)."""
+    if type(raw) is dict and raw.keys() <= _TAGGED_KEY_SET:
+        kind = raw.get("kind")
+        value = raw.get("value")
+        if kind == "expression" and type(value) is str:
+            return ExpressionCondition(value)
+        if kind == "model_decision" and value is None:
+            return ModelDecision()
+    raise _fail(
+        "a branch condition must be an object shaped "
+        '`{"kind": "expression", "value": "<expr>"}` or `{"kind": "model_decision"}`; '
+        f"got {_describe(raw)}",
+        path,
+    )
+
+
+def _describe(value: Any) -> str:
+    """The reference's words for a malformed ``when``: its kind, then the value as compact
+    JSON with keys ascending (what ``serde_json`` writes without ``preserve_order``)."""
+    if value is None:
+        return "null"
+    text = canonical_json(value).decode("utf-8")
+    if value is True or value is False:
+        return f"a bare boolean {text}"
+    if isinstance(value, (int, float)):
+        return f"a bare number {text}"
+    if isinstance(value, str):
+        return f"a bare string {text}"
+    if isinstance(value, list):
+        return f"a bare array {text}"
+    return f"an object {text}"
 
 
 def _cases(raw: Any, path: str) -> tuple[tuple[BranchCase, ...], list[dict[str, Any]]]:
@@ -217,11 +258,13 @@ def _string_map(raw: Any, name: str, path: str) -> dict[str, str]:
     return raw
 
 
-_STRING, _JSON, _U32, _STRING_MAP, _CASES, _BODY, _JOIN = range(7)
+_STRING, _JSON, _U32, _STRING_MAP, _CASES, _BODY, _JOIN, _U64, _ON_BOUND = range(9)
 _TYPE_CODES = {
     "string": _STRING,
     "json": _JSON,
     "u32": _U32,
+    "u64": _U64,
+    "on_bound": _ON_BOUND,
     "string_map": _STRING_MAP,
     "cases": _CASES,
     "body": _BODY,
@@ -248,9 +291,7 @@ def _payload(kind: str, raw: Any, path: str) -> tuple[dict[str, Any], dict[str, 
         for key in raw:
             if key not in allowed:
                 raise _fail(
-                    f"unknown field `{key}`, expected one of {_PAYLOAD_EXPECTED[kind]}"
-                    + _NEWER_FORMAT.get((kind, key), ""),
-                    path,
+                    f"unknown field `{key}`, expected one of {_PAYLOAD_EXPECTED[kind]}", path
                 )
     arguments: dict[str, Any] = {}
     # The JSON form of the structured fields (cases, body, join): a rebuilt payload
@@ -272,6 +313,10 @@ def _payload(kind: str, raw: Any, path: str) -> tuple[dict[str, Any], dict[str, 
                 _string(value, name, path)
         elif code == _U32:
             _u32(value, name, path)
+        elif code == _U64:
+            _unsigned(value, name, path, U64_MAX)
+        elif code == _ON_BOUND:
+            _on_bound(value, path)
         elif code == _STRING_MAP:
             _string_map(value, name, path)
             changed = changed or not value
@@ -297,16 +342,6 @@ def _payload(kind: str, raw: Any, path: str) -> tuple[dict[str, Any], dict[str, 
     return arguments, document
 
 
-#: What later versions of the reference's format added (spec README, deviations): named as such,
-#: so that a document written for them is not taken for a typo.
-_NEWER_FORMAT = {
-    ("node", "delay"): " (`delay` nodes come from a later version of the format than the "
-    "salvor_graph v1 this server reads)",
-    ("fold", "on_bound"): " (`on_bound` comes from a later version of the format than the "
-    "salvor_graph v1 this server reads)",
-}
-
-
 def _node(raw: Any, path: str) -> tuple[Any, dict[str, Any]]:
     raw = _object(raw, "a node object", path)
     if not raw.keys() <= _NODE_KEY_SET:
@@ -314,11 +349,7 @@ def _node(raw: Any, path: str) -> tuple[Any, dict[str, Any]]:
     kind = _required(raw, "kind", path)
     if type(kind) is not str or kind not in PAYLOAD_FIELDS:
         shown = f"`{kind}`" if type(kind) is str else _type_name(kind)
-        raise _fail(
-            f"unknown node kind {shown}, expected one of {_one_of(tuple(PAYLOAD_FIELDS))}"
-            + (_NEWER_FORMAT.get(("node", kind), "") if type(kind) is str else ""),
-            path,
-        )
+        raise _fail(f"unknown node kind {shown}, expected one of {_one_of(KINDS)}", path)
     payload = _required(raw, "payload", path)
     arguments, document = _payload(kind, payload, path + ".payload")
     node = NODE_CLASSES[kind](**arguments)
@@ -446,6 +477,8 @@ def _fast_payload_source(kind: str) -> str:
         check = {
             _STRING: f"type({var}) is not str",
             _U32: f"type({var}) is not int or not 0 <= {var} <= U32_MAX",
+            _U64: f"type({var}) is not int or not 0 <= {var} <= U64_MAX",
+            _ON_BOUND: f"{var} not in ON_BOUND_WORDS",
             _STRING_MAP: (
                 f"type({var}) is not dict or not {var}"
                 f" or not all(type(x) is str for x in {var}.values())"
@@ -474,6 +507,8 @@ def _build_fast_payload() -> dict[str, Any]:
             "KEYS": _PAYLOAD_KEYS[kind],
             "ABSENT": _ABSENT,
             "U32_MAX": U32_MAX,
+            "U64_MAX": U64_MAX,
+            "ON_BOUND_WORDS": ON_BOUND_WORDS,
             "CLASS": NODE_CLASSES[kind],
             "cases": _cases,
             "body": _body,

@@ -15,6 +15,7 @@ from editor.graph.model import (
     BODY_KINDS,
     CONDITION_KINDS,
     JOIN_KINDS,
+    ON_BOUND_WORDS,
     PAYLOAD_FIELDS,
     UNIT_VARIANTS,
     FieldSpec,
@@ -34,6 +35,10 @@ def _field_schema(spec: FieldSpec) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": ["string", "null"] if spec.optional else "string"}
     elif spec.type == "u32":
         schema = {"$ref": "#/$defs/U32"}
+    elif spec.type == "u64":
+        schema = {"type": "integer", "minimum": 0, "maximum": 18446744073709551615}
+    elif spec.type == "on_bound":
+        schema = {"enum": [*ON_BOUND_WORDS, None]}
     elif spec.type == "json":
         schema = {}
     elif spec.type == "string_map":
@@ -42,8 +47,10 @@ def _field_schema(spec: FieldSpec) -> dict[str, Any]:
         schema = {"type": "array", "items": {"$ref": "#/$defs/BranchCase"}}
     elif spec.type == "body":
         schema = {"$ref": "#/$defs/Body"}
-    else:
+    elif spec.type == "join":
         schema = {"$ref": "#/$defs/Join"}
+    else:
+        raise AssertionError(f"no JSON Schema for field type {spec.type}")
     return {**schema, "description": spec.description}
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "ServiceError",
     "SlugTaken",
     "StaleDraft",
+    "StillSleeping",
     "UnknownAgent",
     "UnknownDocument",
     "UnknownGraph",
@@ -198,6 +199,19 @@ class NotRunnable(ServiceError):
 
     def details(self) -> dict[str, Any]:
         return {"errors": self.errors}
+
+
+class StillSleeping(ServiceError):
+    """A resume of a run that sleeps at a delay before its ``wake_at`` (spec 08): nothing is
+    recorded. ``remaining_seconds`` is rounded up, so at least 1."""
+
+    def __init__(self, wake_at: str, remaining_seconds: int) -> None:
+        super().__init__(f"the run sleeps until {wake_at}; {remaining_seconds} s remain")
+        self.wake_at = wake_at
+        self.remaining_seconds = remaining_seconds
+
+    def details(self) -> dict[str, Any]:
+        return {"wake_at": self.wake_at, "remaining_seconds": self.remaining_seconds}
 
 
 class NotSuspended(ServiceError):

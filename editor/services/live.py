@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from editor.engine import PARKED, TERMINAL
+from editor.engine import PARKED, TERMINAL, RunState
 from editor.models import Run, RunEvent
 from editor.services import inbox
 from editor.services.errors import UnknownRun
@@ -28,8 +28,9 @@ __all__ = [
     "run_state",
 ]
 
-#: A run in one of these states waits for nobody's worker: a stream of it ends (spec 05).
-RESTING = frozenset(state.value for state in (*PARKED, *TERMINAL))
+#: A run in one of these states waits for nobody's worker: a stream of it ends (spec 05; a
+#: sleeping run rests too, spec 08: a client opens the stream again after the wake).
+RESTING = frozenset(state.value for state in (*PARKED, *TERMINAL, RunState.SLEEPING))
 #: A run in one of these states has ended.
 TERMINAL_STATES = frozenset(state.value for state in TERMINAL)
 #: Envelopes read per query; a stream reads the next slice straight away when one is full.

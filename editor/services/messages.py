@@ -102,6 +102,18 @@ _TEMPLATES: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"`{e.get('node')}` may run {e.get('found')} passes, so it would never run. Set its "
         "Max iterations to 1 or more."
     ),
+    "non_positive_delay": lambda e: (
+        f"`{e.get('node')}` would wait {e.get('found')} seconds. Set its Wait to 1 s or more."
+    ),
+    "fold_stop_path_not_in_body_schema": lambda e: (
+        f"The Stop when of `{e.get('node')}` reads `{e.get('path')}`, which the output schema of "
+        f"its body `{e.get('body')}` does not have. Check the spelling, or add it to that schema."
+    ),
+    "fold_join_reference_not_in_body_schema": lambda e: (
+        f"The join of `{e.get('node')}` picks the best by `{e.get('reference')}`, which the "
+        f"output schema of its body `{e.get('body')}` does not have. Check the spelling, or add "
+        "it to that schema."
+    ),
     "blank_node_name": lambda e: (
         f"The display name of `{e.get('node')}` is only spaces. Type a name, or clear the field."
     ),

@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from editor.graph import JsonError, read_json
+from editor.graph.durations import format_duration, parse_duration
 from editor.graph.jsonio import pretty_json
-from editor.graph.model import PAYLOAD_FIELDS, FieldSpec
+from editor.graph.model import ON_BOUND_WORDS, PAYLOAD_FIELDS, FieldSpec
 from editor.services.numbers import InvalidNumber, strict_int
 
 __all__ = [
     "CASE_PARTS",
+    "ON_BOUND_CHOICES",
     "AgentChoice",
     "FormField",
     "FormRead",
@@ -69,13 +71,32 @@ _LABELS: dict[str, tuple[str, str]] = {
     "stop_when": ("Stop when", "A condition; the loop stops when it holds."),
     "join": ("Join", "How the passes become one value."),
     "accumulator_schema": ("Accumulator schema", "JSON Schema of the accumulated value; optional."),
+    "on_bound": (
+        "On bound",
+        "What reaching max iterations without Stop when holding means. Join: the passes are "
+        "joined as if the loop had converged. Fail: the run ends failed, its passes kept. "
+        "Not set means join and keeps the document as it was.",
+    ),
+    "seconds": (
+        "Wait",
+        "How long the run waits here: 90m, 1h30m, 1 h 30 min, 2 days, or whole seconds "
+        "(5400). Stored as seconds.",
+    ),
 }
+#: The choices of the On bound control: (posted value, what the person reads).
+ON_BOUND_CHOICES = (
+    ("", "Not set (join)"),
+    ("join", "Join the passes"),
+    ("fail", "Fail the run"),
+)
 #: Fields shown as a multi-line text box rather than one line.
 _LONG_TEXT = {"prompt"}
 #: Controls by the field table's type; some fields get a control of their own.
 _WIDGET_OF_TYPE = {
     "string": "text",
     "u32": "number",
+    "u64": "duration",
+    "on_bound": "on_bound",
     "json": "json",
     "string_map": "json",
     "cases": "cases",
@@ -167,6 +188,22 @@ def read_node_form(
                 read.refuse(name, "needs a whole number from 0 to 4294967295", raw)
             else:
                 read.fields[name] = number
+        elif spec.type == "u64":
+            seconds = parse_duration(raw)
+            if seconds is None:
+                read.refuse(
+                    name,
+                    "needs a duration: whole seconds (5400), or hours, minutes and seconds "
+                    "(1 h 30 min, 1h30m, 90m)",
+                    raw,
+                )
+            else:
+                read.fields[name] = seconds
+        elif spec.type == "on_bound":
+            if raw not in ("", *ON_BOUND_WORDS):
+                read.refuse(name, "needs join, fail or not set", raw)
+            else:
+                read.fields[name] = raw or None
         elif spec.type in ("json", "string_map"):
             _read_json(read, name, raw, required=spec.required, string_map=spec.type != "json")
         elif spec.type == "cases":
@@ -286,6 +323,9 @@ _FIELD_OF_CODE = {
     "non_positive_concurrency": "concurrency",
     "approval_schema_not_object": "approval_schema",
     "non_positive_max_iterations": "max_iterations",
+    "non_positive_delay": "seconds",
+    "fold_stop_path_not_in_body_schema": "stop_when",
+    "fold_join_reference_not_in_body_schema": "join",
     "blank_node_name": "name",
     "node_name_too_long": "name",
     "node_id_too_long": "id",
@@ -333,6 +373,8 @@ def _shown(payload: Mapping[str, Any], form_field: FormField) -> str:
     stored = payload.get(form_field.key)
     if form_field.spec.type in ("json", "string_map"):
         return _pretty(stored or None) if form_field.key == "input" else _pretty(stored)
+    if form_field.spec.type == "u64" and type(stored) is int:
+        return format_duration(stored)
     return "" if stored is None else str(stored)
 
 
@@ -384,6 +426,11 @@ def node_form(
             entry["unknown"] = bool(value) and value not in names
         elif form_field.widget == "agent":
             entry.update(_agent_entry(value, agents() if agents is not None else []))
+        elif form_field.widget == "on_bound":
+            entry["options"] = ON_BOUND_CHOICES
+        elif form_field.widget == "duration":
+            stored = payload.get(key)
+            entry["seconds"] = stored if type(stored) is int else None
         fields.append(entry)
     cases = []
     for index, case in enumerate(payload.get("cases", ())):

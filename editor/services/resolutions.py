@@ -14,6 +14,7 @@ raise budgets, reconcile writes, recover and abandon runs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +22,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from editor.drives import enqueue_run
-from editor.engine import prepare_abandon, prepare_resume, run_status
+from editor.engine import prepare_abandon, prepare_resume, prepare_wake, run_status
 from editor.engine.errors import InvalidResumeInput, NotParked, RunLost, TransitionRefused
 from editor.engine.ports import Envelope
 from editor.engine.states import PARKED, RunState
-from editor.engine.status import scope_key
+from editor.engine.status import instant, scope_key
 from editor.models import Run
 from editor.services.access import can_operate, can_resolve, can_resolve_any
 from editor.services.errors import (
@@ -35,6 +36,7 @@ from editor.services.errors import (
     NotAllowed,
     NotSuspended,
     RunBusy,
+    StillSleeping,
     WrongState,
 )
 from editor.services.run_rows import public_status, record, run_row, store
@@ -165,6 +167,8 @@ def resume_run(
     has_input = "input" in body or "extend" in body
     if not has_input and status["state"] in _DRIVABLE:
         return _recover(user, current.run_id), ()
+    if status["state"] == RunState.SLEEPING.value:
+        return _wake_if_due(user, current.run_id, status), ()
     item = _pending_item(status, body)
     if not allowed:
         _check_resolver(user, item)
@@ -190,6 +194,42 @@ def resume_run(
         # Someone appended first: most likely another resolution of the same suspension.
         raise _lost_resolution(run, body, user) from None
     return ResumeOutcome(current.run_id), tuple(events)
+
+
+def _wake_if_due(user: Any, run_id: str, status: dict[str, Any]) -> ResumeOutcome:
+    """A resume of a sleeping run (operators; its body is not read): before its ``wake_at``,
+    ``409 still_sleeping`` and nothing recorded; at or after it, the drive the waker starts."""
+    if not can_operate(user):
+        raise NotAllowed()
+    wake_at = instant(status.get("wake_at"))
+    remaining = (wake_at - timezone.now()).total_seconds() if wake_at is not None else 0.0
+    if remaining > 0:
+        raise StillSleeping(str(status.get("wake_at")), max(1, math.ceil(remaining)))
+    return _recover(user, run_id)
+
+
+def wake(user: Any, run_id: str, comment: str | None = None) -> ResumeOutcome:
+    """**Wake now**: end a sleeping run's wait before its ``wake_at`` (operators), recorded
+    with who, and hand the run to a worker. A run that is not sleeping, or that its waker
+    woke first, is ``409 wrong_state``."""
+    if not can_operate(user):
+        raise NotAllowed()
+    check_storable({"comment": comment})
+    current = record(run_row(run_id))
+    try:
+        events, status = prepare_wake(current, _actor(user), comment or None, timezone.now())
+    except TransitionRefused as error:
+        raise WrongState(
+            error.current, f"the run is not sleeping (it is `{error.current}`)"
+        ) from None
+    try:
+        with transaction.atomic():
+            store().record(current.run_id, events, status)
+            enqueue_run(current.run_id)
+    except (RunLost, TransitionRefused):
+        state = run_row(run_id).state
+        raise WrongState(state, f"the run is not sleeping (it is `{state}`)") from None
+    return ResumeOutcome(current.run_id)
 
 
 def _recover(user: Any, run_id: str) -> ResumeOutcome:

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from editor.engine.ports import Envelope, RunRecord
 from editor.engine.states import TERMINAL
+from editor.engine.status import with_overdue
 from editor.engine.summary import usage_of
 from editor.models import Run, RunEvent
 from editor.services.errors import UnknownRun
@@ -89,8 +90,10 @@ def run_row(run_id: str) -> Run:
 
 
 def public_status(status: dict[str, Any]) -> dict[str, Any]:
-    """The status object of spec 05: the stored status without the pending items."""
-    return {key: value for key, value in status.items() if key != "pending"}
+    """The status object of spec 05: the stored status without the pending items, and for a
+    sleeping run past its ``wake_at``, ``overdue`` as of now (spec 08; never stored)."""
+    public = {key: value for key, value in status.items() if key != "pending"}
+    return with_overdue(public, timezone.now())
 
 
 def _driver(run: Run) -> str | None:

@@ -53,6 +53,7 @@ from editor.services.resolutions import (
     abandon,
     resolve,
     resume,
+    wake,
 )
 from editor.services.run_filters import NO_RUN_FILTER, RunFilter
 from editor.services.run_rows import (
@@ -90,6 +91,7 @@ __all__ = [
     "run_rows",
     "start_run",
     "validate_runnable",
+    "wake",
 ]
 
 #: Spec 05: at most 16 labels, keys up to 64 bytes, values up to 256 bytes (UTF-8).

@@ -33,7 +33,7 @@ def render(source: str) -> str:
 
 
 def test_each_kind_has_its_own_shape():
-    assert len({shape for shape, _ in KIND_SHAPES.values()}) == len(KIND_SHAPES) == 6
+    assert len({shape for shape, _ in KIND_SHAPES.values()}) == len(KIND_SHAPES) == 7
 
 
 def test_a_node_shows_its_display_name_or_its_id_and_its_kind():
@@ -50,6 +50,21 @@ def test_a_node_shows_its_display_name_or_its_id_and_its_kind():
     )
     assert 'label="▶ Publish it\\ntool"' in node_line(source, "tool node publish")
     assert 'label="▶ archive\\ntool"' in node_line(source, "tool node archive")
+
+
+def test_a_delay_node_has_its_own_shape_and_shows_its_wait_as_a_person_reads_it():
+    source = dot_source(
+        graph(
+            [
+                {"kind": "delay", "payload": {"id": "cooloff", "seconds": 5400}},
+                {"kind": "delay", "payload": {"id": "remind", "name": "Remind", "seconds": 172800}},
+            ]
+        )
+    )
+    line = node_line(source, "delay node cooloff")
+    assert 'label="▶ cooloff\\ndelay · 1 h 30 min"' in line
+    assert "shape=ellipse" in line
+    assert 'label="▶ Remind\\ndelay · 2 d"' in node_line(source, "delay node remind")
 
 
 def test_entry_nodes_are_bold_and_terminal_nodes_have_a_double_border():

@@ -171,3 +171,82 @@ def test_closed_world_schema_errors_and_long_ids_find_their_field() -> None:
     reference = {"code": "schema_reference_not_local", "node": "a", "field": "input_schema"}
     assert field_key_of_error(reference, None) == "input_schema"
     assert field_key_of_error({"code": "node_id_too_long", "node": "a" * 300}, None) == "id"
+
+
+@pytest.mark.parametrize(
+    ("typed", "seconds"),
+    [
+        ("5400", 5400),
+        (" 90m ", 5400),
+        ("1h30m", 5400),
+        ("1 h 30 min", 5400),
+        ("1 hour 30 minutes", 5400),
+        ("2 days", 172800),
+        ("45s", 45),
+        ("0", 0),
+    ],
+)
+def test_a_delay_wait_is_typed_as_a_duration_and_stored_as_seconds(
+    typed: str, seconds: int
+) -> None:
+    read = read_node_form("delay", {"name": "", "seconds": typed})
+
+    assert read.problems == {}
+    assert read.fields == {"name": None, "seconds": seconds}
+
+
+@pytest.mark.parametrize(
+    "typed", ["", "soon", "1.5h", "30 min 1 h", "-5", "h", "99999999999999999999"]
+)
+def test_a_wait_that_is_not_a_duration_is_refused_and_kept_as_typed(typed: str) -> None:
+    read = read_node_form("delay", {"seconds": typed})
+
+    assert "seconds" not in read.fields
+    assert read.problems["seconds"].startswith("needs a duration: whole seconds (5400)")
+    assert read.typed["seconds"] == typed
+
+
+def test_the_delay_form_shows_the_wait_as_a_person_reads_it_and_the_seconds_saved() -> None:
+    form = node_form({"kind": "delay", "payload": {"id": "d", "seconds": 5400}}, token="t")
+    wait = next(entry for entry in form["fields"] if entry["key"] == "seconds")
+
+    assert wait["widget"] == "duration"
+    assert wait["label"] == "Wait"
+    assert wait["value"] == "1 h 30 min"
+    assert wait["seconds"] == 5400
+
+
+@pytest.mark.parametrize(("chosen", "stored"), [("", None), ("join", "join"), ("fail", "fail")])
+def test_on_bound_is_written_only_when_the_author_sets_it(chosen: str, stored: str | None) -> None:
+    posted = {
+        "max_iterations": "3",
+        "stop_when": "done",
+        "join_kind": "last",
+        "body_node": "w",
+        "on_bound": chosen,
+    }
+    read = read_node_form("fold", posted)
+
+    assert read.problems == {}
+    assert read.fields["on_bound"] == stored
+
+
+def test_the_on_bound_control_offers_not_set_join_and_fail_and_says_what_each_means() -> None:
+    payload = {"id": "f", "body": {"kind": "node", "value": "w"}, "on_bound": "fail"}
+    form = node_form({"kind": "fold", "payload": payload}, token="t")
+    on_bound = next(entry for entry in form["fields"] if entry["key"] == "on_bound")
+
+    assert on_bound["widget"] == "on_bound"
+    assert on_bound["value"] == "fail"
+    assert [value for value, _ in on_bound["options"]] == ["", "join", "fail"]
+    assert "Fail: the run ends failed" in on_bound["help"]
+    assert "Join: the passes are joined" in on_bound["help"]
+    assert read_node_form("fold", {"on_bound": "retry"}).problems["on_bound"] == (
+        "needs join, fail or not set"
+    )
+
+
+def test_the_0_10_errors_find_their_fields() -> None:
+    assert field_key_of_error({"code": "non_positive_delay", "node": "d"}, None) == "seconds"
+    assert field_key_of_error({"code": "fold_stop_path_not_in_body_schema"}, None) == "stop_when"
+    assert field_key_of_error({"code": "fold_join_reference_not_in_body_schema"}, None) == "join"

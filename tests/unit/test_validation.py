@@ -289,8 +289,8 @@ def test_the_extensions_run_after_the_reference_checks_in_their_order() -> None:
     top = doc([fold_node("outer", subgraph(inner)), *inner["nodes"]], inner["edges"])
     codes = [
         "model_decision_without_agent",
+        "branch_case_without_edge",  # check 7 at 0.10: 7a, then 7c, before every extension
         "branch_edge_without_label",
-        "branch_case_without_edge",
         "invalid_reference",
         "invalid_reference",
         "invalid_json_schema",

@@ -1,7 +1,9 @@
 """Collect-all validation of a parsed graph (spec 02).
 
-The reference checks 1–9 run first, in the reference's order and loop order,
-with its exact codes, extra keys and messages; then our extensions E1–E7, E9,
+The reference's checks 1–11 of its 0.10 format run first (spec 08: the branch
+case edges, once our E1–E3, are its check 7; the fold reference shapes its check 9),
+in the reference's order and loop order, with its exact codes, extra keys and
+messages; then our extensions E4–E7, E9,
 E10 (schemas that could not be evaluated in a closed world) and E11 (node ids
 over 256 characters); then, per E8, every embedded subgraph is validated the
 same way, depth-first in document order, its errors carrying the owner chain.

@@ -14,6 +14,7 @@ from editor.graph.model import (
     AgentNode,
     BestBy,
     BranchNode,
+    DelayNode,
     ExpressionCondition,
     FoldNode,
     GateNode,
@@ -27,6 +28,7 @@ from editor.graph.model import (
 )
 from editor.graph.suggest import Suggester, suggest_suffix
 from editor.graph.text import is_blank
+from editor.graph.validation.fold_shapes import fold_shape_errors
 from editor.graph.validation.schemas import SchemaBudget, check_node_schemas
 
 __all__ = ["MAX_ID_LENGTH", "MAX_NAME_LENGTH", "Error", "Level", "is_well_formed_agent_hash"]
@@ -58,12 +60,13 @@ _CHECK_ORDER = (
     "node_fields",
     "names",
     "branch_expressions",
+    "branch_cases",
+    "branch_edge_labels",
+    "branch_unlabelled_edges",
     "fold_expressions",
+    "fold_shapes",
     "acyclic",
     "edge_types",
-    "E1",
-    "E2",
-    "E3",
     "E4",
     "E5",
     "E6",
@@ -115,7 +118,8 @@ class Level:
         self.buckets[check].append(self.error(code, message, **extra))
 
     def _at_least_one(self, node: Node, field: str, shown: str, found: int) -> None:
-        """A map's concurrency or a fold's max_iterations (``field``, read as ``shown``)."""
+        """A map's concurrency, a fold's max_iterations or a delay's seconds (``field``, read as
+        ``shown``): ``non_positive_{field}``."""
         if found < 1:
             self.add(
                 "node_fields",
@@ -152,7 +156,7 @@ class Level:
         self.node_pass()
         self.check_acyclic()
 
-    # --- the edge pass: 3a, 9, E1, E2, and what the node pass needs ----------
+    # --- the edge pass: 3a, 7b, 7c, 11, and what the node pass needs ---------
 
     def edge_pass(self) -> None:
         known = self.by_id
@@ -217,7 +221,7 @@ class Level:
     def _branch_edge(self, branch: Any, edge: Any, suggesters: dict[int, Suggester]) -> None:
         if edge.label is None:
             self.add(
-                "E1",
+                "branch_unlabelled_edges",
                 "branch_edge_without_label",
                 f"branch node `{edge.source}`: the edge to `{edge.target}` has no label "
                 "naming a case",
@@ -233,7 +237,7 @@ class Level:
             suggester = suggesters[id(branch)] = Suggester(names)
         suggestion = suggester(edge.label)
         self.add(
-            "E2",
+            "branch_edge_labels",
             "branch_edge_without_case",
             f"branch node `{edge.source}`: edge label `{edge.label}` names no "
             f"case{suggest_suffix(suggestion)}",
@@ -258,7 +262,6 @@ class Level:
                     node=node_id,
                 )
             seen.add(node_id)
-            kind = node.kind
             if isinstance(node, AgentNode):
                 if not is_well_formed_agent_hash(node.agent_hash):
                     self._malformed_hash("node_fields", node_id, node.agent_hash)
@@ -274,28 +277,38 @@ class Level:
                         node=node_id,
                     )
                 if in_subgraph:
-                    self.add(
-                        "E9",
-                        "unsupported_in_subgraph",
-                        f"node `{node_id}`: a {kind} node cannot be inside a subgraph body",
-                        node=node_id,
-                        kind=kind,
-                    )
+                    self._not_in_subgraph(node)
             elif isinstance(node, BranchNode):
                 self._branch(node)
             elif isinstance(node, MapNode):
                 self._body(node, "maps")
                 self._at_least_one(node, "concurrency", "concurrency cap", node.concurrency)
                 self._reference(node, "over", node.over)
-            else:
+            elif isinstance(node, FoldNode):
                 self._body(node, "folds")
                 self._at_least_one(node, "max_iterations", "max_iterations", node.max_iterations)
                 self._fold_expressions(node)
+                for code, message, keys in fold_shape_errors(node, self.by_id):
+                    self.add("fold_shapes", code, message, **keys)
+            else:
+                self._at_least_one(node, "delay", "seconds", node.seconds)
+                if in_subgraph:
+                    self._not_in_subgraph(node)
             if node.name is not None:
                 self._name(node, node.name)
             check_node_schemas(self, node)
             if len(node_id) > MAX_ID_LENGTH:
                 self._long_id(node_id)
+
+    def _not_in_subgraph(self, node: GateNode | DelayNode) -> None:
+        """E9: nothing inside a map item or a fold pass can park the run."""
+        self.add(
+            "E9",
+            "unsupported_in_subgraph",
+            f"node `{node.id}`: a {node.kind} node cannot be inside a subgraph body",
+            node=node.id,
+            kind=node.kind,
+        )
 
     def _long_id(self, node_id: str) -> None:
         self.add(
@@ -405,9 +418,11 @@ class Level:
                 )
             if name not in realized:
                 self.add(
-                    "E3",
+                    "branch_cases",
                     "branch_case_without_edge",
-                    f"branch node `{node_id}`: case `{name}` has no outbound edge labelled with it",
+                    f"branch node `{node_id}`: case `{name}` has no outbound edge; point the "
+                    "case at a node, and point a route meant to end the run at a terminal node "
+                    "instead",
                     node=node_id,
                     case=name,
                 )

@@ -43,6 +43,7 @@ OPERATIONS = {
     ("get", "/v1/runs/{run}/replay"),
     ("post", "/v1/runs/{run}/resolve"),
     ("post", "/v1/runs/{run}/resume"),
+    ("post", "/v1/runs/{run}/wake"),
     ("post", "/v1/runs/{run}/abandon"),
     ("post", "/v1/runs/{run}/fork"),
     ("get", "/v1/runs/{run}/forks"),

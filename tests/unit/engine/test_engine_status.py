@@ -69,10 +69,15 @@ ALLOWED = {
     ("needs_reconciliation", "running"),
     ("needs_reconciliation", "abandoned"),
     ("needs_reconciliation", "failed"),
+    # spec 08: a delay's wait
+    ("running", "sleeping"),
+    ("sleeping", "running"),
+    ("sleeping", "abandoned"),
+    ("sleeping", "failed"),
 }
 
 
-def test_the_transition_table_is_spec_04s() -> None:
+def test_the_transition_table_is_spec_04s_with_spec_08s_sleeping() -> None:
     table = {(a.value, b.value) for a, targets in TRANSITIONS.items() for b in targets}
     assert table == ALLOWED
     assert {state.value for state in TERMINAL} == {"completed", "failed", "abandoned"}

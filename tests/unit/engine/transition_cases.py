@@ -22,7 +22,7 @@ __all__ = ["AT", "KINDS", "LOGS", "PAYLOADS", "expected"]
 AT = "2026-01-01T00:00:00.000000Z"
 RESOLUTIONS = {"Resumed", "BudgetRaised", "Reconciled"}
 WORK_FREE = RESOLUTIONS | {"Suspended", "BudgetExceeded", "ReconciliationNeeded"}
-WORK_FREE |= {"RunCompleted", "RunFailed", "RunAbandoned", "GraphRunStarted"}
+WORK_FREE |= {"RunCompleted", "RunFailed", "RunAbandoned", "GraphRunStarted", "SleepCompleted"}
 
 #: A log that leaves a run in each state.
 LOGS: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -41,6 +41,11 @@ LOGS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("ToolCallRequested", {"node": "t", "tool": "w", "input": 1, "call": 0}),
         ("ReconciliationNeeded", {"node": "t", "tool": "w", "call": 0, "input": 1}),
     ],
+    "sleeping": [
+        ("NodeEntered", {"node": "d"}),
+        ("NowObserved", {"now": AT}),
+        ("SleepStarted", {"wake_at": AT, "node": "d"}),
+    ],
     "completed": [("NodeEntered", {"node": "a"}), ("RunCompleted", {"output": 1})],
     "failed": [("NodeEntered", {"node": "a"}), ("RunFailed", {"error": "boom"})],
     "abandoned": [("NodeEntered", {"node": "a"}), ("RunAbandoned", {"by": "carol"})],
@@ -55,6 +60,9 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "BudgetRaised": {"node": "a", "kind": "steps", "limit": 2, "by": "bob"},
     "ReconciliationNeeded": {"node": "t2", "tool": "w", "call": 0, "input": 1},
     "Reconciled": {"node": "t", "call": 0, "by": "bob", "output": 1},
+    "NowObserved": {"now": AT},
+    "SleepStarted": {"wake_at": AT, "node": "d2"},
+    "SleepCompleted": {"node": "d"},
     "RunCompleted": {"output": 1},
     "RunFailed": {"error": "boom"},
     "RunAbandoned": {"by": "carol"},
@@ -71,6 +79,10 @@ def expected(state: str, kind: str, target: str) -> type[Exception] | None:
         return RunLost  # nothing follows the end of a run
     if state == "queued" and kind not in ("RunAbandoned", "RunFailed"):
         state = "running"  # any other event is its driver's, which is running it
+    if kind == "SleepCompleted" and state != "sleeping":
+        return TransitionRefused  # nothing sleeps
+    if kind not in WORK_FREE and state == "sleeping":
+        return TransitionRefused  # a sleeping run moves on only when it wakes
     if kind in RESOLUTIONS and RunState(state) not in PARKED:
         return TransitionRefused  # nothing waits for a resolution
     if kind not in WORK_FREE and RunState(state) in PARKED:

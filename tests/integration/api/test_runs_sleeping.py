@@ -1,0 +1,248 @@
+"""Runs that sleep at a delay (spec 08, section 1): the status, the wake queued for the
+recorded ``wake_at``, ``409 still_sleeping`` before it, and the wake after it."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
+
+from editor.models import Run
+from editor.store import OrmRunStore
+from editor.tasks import sweep_expired_leases
+from tests.integration.api.callers import Caller, bearer_caller, error_of, json_of
+from tests.integration.api.running import (
+    drive,
+    event_count,
+    events_of,
+    kinds_of,
+    record,
+    resume,
+    run_of,
+    start,
+    store,
+)
+from tests.integration.api.test_run_streams import frames
+
+pytestmark = pytest.mark.django_db
+
+
+def cooloff(seconds: int) -> dict[str, object]:
+    return {
+        "schema_version": 1,
+        "nodes": [
+            {"kind": "delay", "payload": {"id": "cooloff", "seconds": seconds}},
+            {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
+        ],
+        "edges": [{"from": "cooloff", "to": "publish"}],
+    }
+
+
+@pytest.fixture
+def operator_api(operator: User) -> Caller:
+    return bearer_caller(operator)
+
+
+def asleep_since_january(operator_api: Caller, api: Caller) -> str:
+    """A run of ``cooloff`` whose recorded wait ended on 2026-01-01 (long past)."""
+    run_id = start(operator_api, store(api, cooloff(5)), input={"id": 7})
+    record(run_id, ("NodeEntered", {"node": "cooloff"}))
+    record(
+        run_id,
+        ("NowObserved", {"now": "2026-01-01T00:00:00.000000Z"}),
+        ("SleepStarted", {"node": "cooloff", "wake_at": "2026-01-01T00:00:05.000000Z"}),
+    )
+    return run_id
+
+
+def test_a_run_reaching_a_delay_sleeps_holding_no_worker_with_its_wake_queued(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+
+    assert drive(run_id) == "sleeping"
+
+    status = run_of(operator_api, run_id)["status"]
+    assert set(status) == {"state", "wake_at", "node"}
+    assert (status["state"], status["node"]) == ("sleeping", "cooloff")
+    assert kinds_of(operator_api, run_id)[-2:] == ["NowObserved", "SleepStarted"]
+    row = Run.objects.get(pk=run_id)
+    wake_at = datetime.fromisoformat(status["wake_at"].replace("Z", "+00:00"))
+    assert row.wake_at == wake_at
+    assert (row.lease_owner, row.lease_expires_at) == ("", None)  # no worker held
+    task = DBTaskResult.objects.get(id=row.queue_task)
+    assert task.run_after == wake_at  # the next drive, not before the wake
+    listed = json_of(operator_api.get("/v1/runs?status=sleeping"))
+    assert [item["run"] for item in listed["runs"]] == [run_id]
+
+
+def test_a_resume_before_the_wake_is_409_still_sleeping_and_records_nothing(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    before = event_count(run_id)
+    wake_at = run_of(operator_api, run_id)["status"]["wake_at"]
+
+    response = resume(operator_api, run_id, {"input": {"x": 1}})
+
+    assert response.status_code == 409
+    error = error_of(response)
+    assert error["code"] == "still_sleeping"
+    assert error["details"]["wake_at"] == wake_at
+    assert 3590 <= error["details"]["remaining_seconds"] <= 3600
+    assert error["message"] == (
+        f"the run sleeps until {wake_at}; {error['details']['remaining_seconds']} s remain"
+    )
+    assert event_count(run_id) == before
+
+
+def test_an_early_drive_records_nothing(api: Caller, operator_api: Caller) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    before = event_count(run_id)
+
+    assert drive(run_id) is None  # not due: nothing to claim
+    assert event_count(run_id) == before
+    assert Run.objects.get(pk=run_id).state == "sleeping"
+
+
+def test_a_run_past_its_wake_is_overdue_found_by_the_sweep_and_wakes_once(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+    status = run_of(operator_api, run_id)["status"]
+    assert status["overdue"] is True
+    assert status["overdue_seconds"] > 86400
+    assert [run.id for run in OrmRunStore().stranded_runs(timezone.now())] == [run_id]
+
+    assert sweep_expired_leases() == 1
+    assert drive(run_id) == "completed"
+
+    kinds = kinds_of(operator_api, run_id)
+    assert kinds[-7:] == [
+        "SleepCompleted",
+        "NodeExited",
+        "NodeEntered",
+        "ToolCallRequested",
+        "ToolCallCompleted",
+        "NodeExited",
+        "RunCompleted",
+    ]
+    assert kinds.count("SleepCompleted") == 1
+    assert run_of(operator_api, run_id)["status"] == {"state": "completed", "output": {"id": 7}}
+    assert Run.objects.get(pk=run_id).wake_at is None
+    assert drive(run_id) is None  # a second waker finds nothing to do
+
+
+def test_a_resume_after_the_wake_drives_the_run_on_for_operators_only(
+    api: Caller, operator_api: Caller, approver: User
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+
+    refused = resume(bearer_caller(approver), run_id, {})
+    assert refused.status_code == 403
+    response = resume(operator_api, run_id, {})
+    assert response.status_code == 202
+    assert response.json() == {"run": run_id, "status": "running", "outcome": "driving"}
+    assert drive(run_id) == "completed"
+
+
+def test_a_stream_of_a_sleeping_run_ends_with_its_sleeping_status(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+
+    response = operator_api.get(
+        f"/v1/runs/{run_id}/events", headers={"Accept": "text/event-stream"}
+    )
+    sent = list(frames(iter(response.streaming_content)))
+
+    status = run_of(operator_api, run_id)["status"]
+    assert status["state"] == "sleeping"
+    assert sent[-1] == {"event": "end", "data": {"status": status}}
+    assert len(sent) == event_count(run_id) + 1
+
+
+def test_the_run_page_says_where_and_until_when_a_run_sleeps(
+    api: Caller, operator_api: Caller, client: Client, operator: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    wake_at = run_of(operator_api, run_id)["status"]["wake_at"]
+    client.force_login(operator)
+
+    page = client.get(f"/runs/{run_id}/").content.decode()
+
+    assert "◷ sleeping" in page
+    assert f'<time datetime="{wake_at}" class="wake-at">{wake_at}</time>' in page
+    assert "Sleeping at <code>cooloff</code>" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_started_after_the_wake_finds_the_sleeping_run_and_completes_it(
+    api: Caller, operator_api: Caller
+) -> None:
+    # Nothing of the sleep lives in a process: a worker that was not running when the run
+    # went to sleep (every process restarted) wakes it from the database alone.
+    run_id = asleep_since_january(operator_api, api)
+
+    call_command("db_worker", batch=True, no_startup_delay=True, reload=False)
+
+    assert run_of(operator_api, run_id)["status"] == {"state": "completed", "output": {"id": 7}}
+    assert kinds_of(operator_api, run_id).count("SleepCompleted") == 1
+
+
+def test_the_run_node_page_of_a_sleeping_delay_answers(
+    api: Caller, operator_api: Caller, client: Client, operator: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    client.force_login(operator)
+
+    response = client.get(f"/runs/{run_id}/node/?node=cooloff")
+
+    assert response.status_code == 200
+    assert "cooloff" in response.content.decode()
+
+
+def test_wake_now_ends_the_wait_early_recording_who_and_drives_on(
+    api: Caller, operator_api: Caller, operator: User, approver: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+
+    refused = bearer_caller(approver).post(
+        f"/v1/runs/{run_id}/wake", {"comment": "now"}, content_type="application/json"
+    )
+    assert refused.status_code == 403
+    response = operator_api.post(
+        f"/v1/runs/{run_id}/wake", {"comment": "the desk said go"}, content_type="application/json"
+    )
+    assert response.status_code == 202
+    assert response.json() == {"run": run_id, "status": "running", "outcome": "driving"}
+    assert drive(run_id) == "completed"
+    woken = [e for e in events_of(operator_api, run_id) if e["event"]["kind"] == "SleepCompleted"]
+    assert [e["event"]["payload"] for e in woken] == [
+        {"node": "cooloff", "by": operator.get_username(), "comment": "the desk said go"}
+    ]
+
+    again = operator_api.post(f"/v1/runs/{run_id}/wake", {}, content_type="application/json")
+    assert again.status_code == 409
+    assert error_of(again)["code"] == "wrong_state"
+
+
+def test_a_sleeping_run_is_nobodys_task_in_the_inbox(api: Caller, operator_api: Caller) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+
+    inbox = json_of(operator_api.get("/v1/inbox"))
+
+    assert run_id not in json.dumps(inbox)
