@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("editor", "0015_run_values_reference_numbers"),
+        ("editor", "0016_mcp_call_commitments"),
     ]
 
     operations = [
