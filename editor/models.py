@@ -25,8 +25,8 @@ __all__ = [
     "DraftRevision",
     "FrozenGraph",
     "ImmutableRecord",
-    "Role",
     "RateCounter",
+    "Role",
     "Run",
     "RunEvent",
     "UserUsage",
@@ -484,11 +484,11 @@ class RateCounter(models.Model):
     """A fixed-window counter (write requests a minute, runs started an hour), shared by every
     web process: one upsert adds one and reads the count back (``editor.services.quotas``)."""
 
-    #: What is counted and for whom: ``writes:user:7``, ``writes:address:192.0.2.1``, ``runs:user:7``.
+    #: What is counted, for whom: ``writes:user:7``, ``writes:address:192.0.2.1``, ``runs:user:7``.
     key = models.CharField(max_length=200, primary_key=True)
-    #: The window's number: seconds since the epoch divided by the window's length.
-    window = models.BigIntegerField()
+    #: When the counted window began, in seconds since the epoch (a multiple of its length).
+    window_start = models.BigIntegerField()
     count = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
-        return f"{self.key} @{self.window}: {self.count}"
+        return f"{self.key} @{self.window_start}: {self.count}"

@@ -133,9 +133,7 @@ GATEHOUSE_QUOTA_TOKENS = env_int("GATEHOUSE_QUOTA_TOKENS", 50)
 # Rates, each counted in a fixed window (the clock hour, the clock minute) in the database.
 GATEHOUSE_RATE_RUNS_PER_HOUR = env_int("GATEHOUSE_RATE_RUNS_PER_HOUR", 1000)
 GATEHOUSE_RATE_WRITES_PER_MINUTE = env_int("GATEHOUSE_RATE_WRITES_PER_MINUTE", 300)
-GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE = env_int(
-    "GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE", 1200
-)
+GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE = env_int("GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE", 1200)
 
 # --- Live streams (spec 05, the events stream; spec 06, pages that update themselves) --------
 
@@ -181,6 +179,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Write requests a minute, per user and per address: 429 past either (editor.write_rate).
+    "editor.write_rate.WriteRateMiddleware",
     # Every view needs a signed-in user unless it is marked @login_not_required.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -30,6 +30,7 @@ from django.db.models import QuerySet
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, parse_document
 from editor.models import Document, DraftRevision, Version
+from editor.services import quotas
 from editor.services.errors import InvalidRequest
 from editor.services.storable import storable_text
 
@@ -206,7 +207,11 @@ def record(
     """Keep revision ``number``, then prune the oldest beyond the bound."""
     step = planned.step
     if step.replaces is not None:
-        DraftRevision.objects.filter(document=document, number=step.replaces).delete()
+        replaced = DraftRevision.objects.filter(document=document, number=step.replaces)
+        quotas.release_revisions(replaced)
+        replaced.delete()
+    # The saver's stored bytes (GATEHOUSE_QUOTA_STORED_BYTES): a refusal rolls the save back.
+    quotas.charge_bytes(user, size)
     DraftRevision.objects.create(
         document=document,
         number=number,
@@ -230,7 +235,9 @@ def record(
     cutoff = next(iter(oldest_kept), None)
     if cutoff is not None:
         # A revision frozen as a version stays, beyond the bound.
-        rows.filter(number__lt=cutoff).exclude(number__in=_frozen_revisions(document)).delete()
+        pruned = rows.filter(number__lt=cutoff).exclude(number__in=_frozen_revisions(document))
+        quotas.release_revisions(pruned)
+        pruned.delete()
 
 
 def _frozen_revisions(document: Document) -> QuerySet[Version, Any]:

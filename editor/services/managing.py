@@ -16,9 +16,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from editor.models import Document, DocumentAlias, Draft, DraftRevision
-from editor.services import documents
+from editor.services import documents, quotas
 from editor.services.document_rows import (
     MAX_TITLE_LENGTH,
+    author_of,
     check_slug,
     check_title,
     derive_slug,
@@ -81,7 +82,10 @@ def update_document(
         with transaction.atomic():
             if "slug" in changes:
                 DocumentAlias.objects.filter(slug=changes["slug"], document=document).delete()
-                DocumentAlias.objects.create(slug=document.slug, document=document)
+                quotas.check_aliases(user)
+                DocumentAlias.objects.create(
+                    slug=document.slug, document=document, created_by=author_of(user)
+                )
             Document.objects.filter(pk=document.pk).update(updated_at=timezone.now(), **changes)
     except IntegrityError:
         raise SlugTaken(changes.get("slug", slug)) from None
@@ -115,6 +119,7 @@ def delete_document(user: Any, slug: str) -> Deleted:
     with transaction.atomic():
         revisions = DraftRevision.objects.filter(document=document).count()
         versions = document.versions.count()
+        quotas.release_revisions(DraftRevision.objects.filter(document=document))
         if versions == 0:
             document.delete()
         else:
