@@ -21,6 +21,7 @@ the draft, after it has checked the draft's revision, so the rows they read are 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -206,12 +207,11 @@ def record(
 ) -> None:
     """Keep revision ``number``, then prune the oldest beyond the bound."""
     step = planned.step
+    released: Counter[int | None] = Counter()
     if step.replaces is not None:
         replaced = DraftRevision.objects.filter(document=document, number=step.replaces)
-        quotas.release_revisions(replaced)
+        released += quotas.bytes_by_saver(replaced)
         replaced.delete()
-    # The saver's stored bytes (GATEHOUSE_QUOTA_STORED_BYTES): a refusal rolls the save back.
-    quotas.charge_bytes(user, size)
     DraftRevision.objects.create(
         document=document,
         number=number,
@@ -236,8 +236,11 @@ def record(
     if cutoff is not None:
         # A revision frozen as a version stays, beyond the bound.
         pruned = rows.filter(number__lt=cutoff).exclude(number__in=_frozen_revisions(document))
-        quotas.release_revisions(pruned)
+        released += quotas.bytes_by_saver(pruned)
         pruned.delete()
+    # The savers' stored bytes (GATEHOUSE_QUOTA_STORED_BYTES), last, as every write takes the
+    # usage rows: a refusal rolls the whole save back.
+    quotas.settle_bytes(user, size, released)
 
 
 def _frozen_revisions(document: Document) -> QuerySet[Version, Any]:

@@ -80,13 +80,14 @@ def update_document(
         return documents.get_document(document.slug)
     try:
         with transaction.atomic():
+            # The document row first, as every write of a document takes it; the usage row last.
+            Document.objects.filter(pk=document.pk).update(updated_at=timezone.now(), **changes)
             if "slug" in changes:
                 DocumentAlias.objects.filter(slug=changes["slug"], document=document).delete()
-                quotas.check_aliases(user)
                 DocumentAlias.objects.create(
                     slug=document.slug, document=document, created_by=author_of(user)
                 )
-            Document.objects.filter(pk=document.pk).update(updated_at=timezone.now(), **changes)
+                quotas.check_aliases(user)
     except IntegrityError:
         raise SlugTaken(changes.get("slug", slug)) from None
     return documents.get_document(changes.get("slug", document.slug))
@@ -119,7 +120,7 @@ def delete_document(user: Any, slug: str) -> Deleted:
     with transaction.atomic():
         revisions = DraftRevision.objects.filter(document=document).count()
         versions = document.versions.count()
-        quotas.release_revisions(DraftRevision.objects.filter(document=document))
+        released = quotas.bytes_by_saver(DraftRevision.objects.filter(document=document))
         if versions == 0:
             document.delete()
         else:
@@ -132,6 +133,7 @@ def delete_document(user: Any, slug: str) -> Deleted:
                 title=f"{document.title} (deleted)"[:MAX_TITLE_LENGTH],
                 deleted_at=timezone.now(),
             )
+        quotas.release_bytes(released)
     return Deleted(slug=slug, revisions=revisions, versions_kept=versions)
 
 

@@ -23,6 +23,7 @@ when it resets; raised inside the write's transaction, nothing of the write is k
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -55,6 +56,7 @@ __all__ = [
     "Usage",
     "UsageRow",
     "agent_size",
+    "bytes_by_saver",
     "charge_bytes",
     "check_aliases",
     "check_documents",
@@ -65,7 +67,7 @@ __all__ = [
     "limit_of",
     "recount_stored_bytes",
     "release_bytes",
-    "release_revisions",
+    "settle_bytes",
     "usage_listing",
     "usage_of",
     "usage_rows",
@@ -156,19 +158,35 @@ def charge_bytes(user: Any, size: int, what: str = "this save") -> None:
 
 
 def release_bytes(sizes: Mapping[int | None, int]) -> None:
-    """Take removed bytes off each user's stored total (never below zero)."""
-    for user_id, size in sizes.items():
-        if user_id is None or not size:
-            continue
-        UserUsage.objects.filter(pk=user_id).update(
-            stored_bytes=Greatest(F("stored_bytes") - size, Value(0))
-        )
+    """Take removed bytes off each user's stored total (never below zero). Users in id order,
+    as every transaction takes usage rows, and after the write's other rows: no deadlock."""
+    for user_id in sorted(key for key in sizes if key is not None):
+        if sizes[user_id]:
+            UserUsage.objects.filter(pk=user_id).update(
+                stored_bytes=Greatest(F("stored_bytes") - sizes[user_id], Value(0))
+            )
 
 
-def release_revisions(revisions: Any) -> None:
-    """Before a queryset of draft revisions is deleted: release their bytes to who saved them."""
+def bytes_by_saver(revisions: Any) -> Counter[int | None]:
+    """What a queryset of draft revisions holds, by who saved them (read before deleting)."""
     totals = revisions.order_by().values("created_by").annotate(total=Sum("size"))
-    release_bytes({row["created_by"]: row["total"] or 0 for row in totals})
+    return Counter({row["created_by"]: row["total"] or 0 for row in totals})
+
+
+def settle_bytes(user: Any, size: int, released: Mapping[int | None, int]) -> None:
+    """The end of a draft save: ``size`` bytes more for its saver, ``released`` less for the
+    savers of what it removed (a coalesced revision, pruned history); the saver's net is
+    checked against their quota. Usage rows are taken in user-id order."""
+    saver = _user_id(user)
+    net = size - released.get(saver, 0) if saver is not None else 0
+    others = {key: value for key, value in released.items() if key != saver}
+    if saver is not None and net < 0:
+        others[saver] = -net
+    for user_id in sorted(key for key in {*others, saver} if key is not None):
+        if user_id == saver and net > 0:
+            charge_bytes(user, net)
+        elif user_id in others:
+            release_bytes({user_id: others[user_id]})
 
 
 def recount_stored_bytes(user_ids: Iterable[int] | None = None) -> int:
@@ -210,17 +228,18 @@ def agent_size(definition: Any, source: str) -> int:
 # --- counts -----------------------------------------------------------------------------------
 
 
-def _check_count(user: Any, name: str, count: Any, wanted: str) -> None:
-    """Refuse when the user already has their limit of ``name``; the usage row stays locked
-    until the caller's transaction ends, so concurrent requests of one user take turns."""
+def _check_count(user: Any, name: str, count: Any, wanted: str, *, added: bool = False) -> None:
+    """Refuse when the user already has their limit of ``name`` (with ``added``: the new one is
+    written already, and the count may reach the limit, not pass it). The usage row stays
+    locked until the caller's transaction ends, so concurrent requests of one user take turns."""
     user_id = _user_id(user)
     if user_id is None:
         return
     row = _usage_row(user_id, lock=True)
     limit = limit_of(name, row.limits)
     used = count(user_id)
-    if used >= limit:
-        raise _refuse_kept(name, used, limit, wanted)
+    if used - added >= limit:
+        raise _refuse_kept(name, used - added, limit, wanted)
 
 
 def _documents(user_id: int) -> int:
@@ -241,8 +260,9 @@ def check_documents(user: Any) -> None:
 
 
 def check_aliases(user: Any) -> None:
-    """Inside the transaction of a rename: refuse reserving one old slug too many."""
-    _check_count(user, "aliases", _aliases, "the rename (it keeps the old slug)")
+    """At the end of a rename's transaction, its alias written: refuse one old slug too many
+    (the usage row is taken last, after the document's)."""
+    _check_count(user, "aliases", _aliases, "the rename (it keeps the old slug)", added=True)
 
 
 def check_tokens(user: Any) -> None:

@@ -188,8 +188,9 @@ def prune_draft_revisions(
         with transaction.atomic():
             # The conditions again: what became the draft's state since the rows were read stays.
             pruned = revisions_past(cutoff).filter(id__in=ids)
-            quotas.release_revisions(pruned)  # their savers' stored bytes, in the same step
+            released = quotas.bytes_by_saver(pruned)
             deleted, _ = pruned.delete()
+            quotas.release_bytes(released)  # their savers' stored bytes, in the same step
         removed += deleted
         if on_batch is not None:
             on_batch(deleted)

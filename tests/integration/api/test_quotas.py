@@ -4,6 +4,7 @@ write is kept, and under the limit nothing changes."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
 from pytest_django import Settings
 
@@ -110,6 +112,22 @@ def test_pruned_history_gives_its_bytes_back(
     assert DraftRevision.objects.count() == 2
     assert stored(author) == sum(DraftRevision.objects.values_list("size", flat=True))
     assert quotas.recount_stored_bytes([author.pk]) == 1
+    assert stored(author) == sum(DraftRevision.objects.values_list("size", flat=True))
+
+
+def test_revisions_removed_by_prune_give_their_bytes_back(
+    api: Caller, author: User, new_document: Callable[..., dict[str, Any]], settings: Settings
+) -> None:
+    new_document("Flow", GRAPH)
+    for revision in range(1, 4):
+        text = json.dumps({**GRAPH, "description": str(revision) * 1000})
+        assert save(api, "flow", text, revision).status_code == 200
+    DraftRevision.objects.update(created_at=datetime(2020, 1, 1, tzinfo=UTC))
+    settings.GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS = 30
+
+    call_command("prune", stdout=io.StringIO())
+
+    assert 0 < DraftRevision.objects.count() < 4
     assert stored(author) == sum(DraftRevision.objects.values_list("size", flat=True))
 
 
