@@ -6,15 +6,46 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from editor.services.quotas import QUOTAS, UsageRow, recount_stored_bytes
 
+__all__ = ["UsageAdmin", "UsageForm", "check_limits"]
+
+
+def check_limits(limits: Any) -> None:
+    """A user's own limits: an object of known names, each a whole number of at least 0."""
+    if not isinstance(limits, dict):
+        raise ValidationError("The limits must be a JSON object.")
+    for name, value in limits.items():
+        if name not in QUOTAS:
+            raise ValidationError(f"{name!r} is not a limit; the names are {', '.join(QUOTAS)}.")
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValidationError(f"The limit {name!r} must be a whole number, at least 0.")
+
+
+class UsageForm(forms.ModelForm):
+    class Meta:
+        model = UsageRow
+        fields = ("limits",)
+        help_texts = {  # noqa: RUF012 - Django's Meta convention
+            "limits": 'Limits for this user alone, as JSON: {"stored_bytes": 5000000}. Names: '
+            + ", ".join(QUOTAS)
+            + ". A name left out keeps the installation's limit.",
+        }
+
+    def clean_limits(self) -> Any:
+        limits = self.cleaned_data.get("limits")
+        check_limits(limits)
+        return limits
+
 
 @admin.register(UsageRow)
-class UsageAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class UsageAdmin(admin.ModelAdmin):
+    form = UsageForm
     list_display = ("user", "stored_bytes", "limits")
     search_fields = ("user__username",)
     readonly_fields = ("user", "stored_bytes")
@@ -25,34 +56,7 @@ class UsageAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         # A row is made for each user as they first store something.
         return False
 
-    def get_form(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
-        form = super().get_form(request, obj, **kwargs)
-        names = ", ".join(QUOTAS)
-        form.base_fields["limits"].help_text = (
-            f'Limits for this user alone, as JSON: {{"stored_bytes": 5000000}}. Names: {names}. '
-            "A name left out keeps the installation's limit."
-        )
-        original = form.clean
-
-        def clean(this: Any) -> Any:
-            data = original(this)
-            check_limits(data.get("limits"))
-            return data
-
-        form.clean = clean
-        return form
-
     @admin.action(description="Recount the stored bytes of the selected users")
     def recount(self, request: HttpRequest, queryset: Any) -> None:
         counted = recount_stored_bytes(queryset.values_list("user_id", flat=True))
         self.message_user(request, f"Recounted the stored bytes of {counted} users.")
-
-
-def check_limits(limits: Any) -> None:
-    if not isinstance(limits, dict):
-        raise ValidationError("The limits must be a JSON object.")
-    for name, value in limits.items():
-        if name not in QUOTAS:
-            raise ValidationError(f"{name!r} is not a limit; the names are {', '.join(QUOTAS)}.")
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValidationError(f"The limit {name!r} must be a whole number, at least 0.")

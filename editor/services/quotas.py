@@ -279,8 +279,7 @@ def _hit(key: str, window: int, now: datetime) -> tuple[int, datetime]:
     start = int(now.timestamp()) // window * window
     table = connection.ops.quote_name(RateCounter._meta.db_table)
     key_column, start_column, count_column = (
-        connection.ops.quote_name(RateCounter._meta.get_field(name).column)
-        for name in ("key", "window_start", "count")
+        connection.ops.quote_name(column) for column in ("key", "window_start", "count")
     )
     sql = (
         f"INSERT INTO {table} ({key_column}, {start_column}, {count_column}) VALUES (%s, %s, 1) "
