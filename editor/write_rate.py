@@ -21,11 +21,13 @@ from editor.services.errors import RateLimited
 from editor.services.quotas import count_write
 from editor.services.tokens import user_for_token
 from editor.sign_in import client_address
-from editor.views.errors import over_limit_page
+from editor.views.errors import DATABASE_ERRORS, over_limit_page
 
 __all__ = ["WRITE_METHODS", "WriteRateMiddleware"]
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: Never counted: the health check answers without the database (a write to it is a 405).
+UNCOUNTED = frozenset({"/healthz"})
 API_PREFIX = "/v1/"
 
 
@@ -36,12 +38,16 @@ class WriteRateMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
-        if request.method in WRITE_METHODS:
+        if request.method in WRITE_METHODS and request.path_info not in UNCOUNTED:
             api = request.path_info.startswith(API_PREFIX)
             try:
                 count_write(_writer(request, api), client_address(request))
             except RateLimited as error:
                 return over_limit(error) if api else over_limit_page(request, error)
+            except DATABASE_ERRORS:
+                # The database is away: the view answers that (503) as it does for any
+                # request, in the API's envelope or as the page; nothing to count meanwhile.
+                pass
         return self.get_response(request)
 
 
