@@ -25,9 +25,11 @@ __all__ = [
     "DraftRevision",
     "FrozenGraph",
     "ImmutableRecord",
+    "RateCounter",
     "Role",
     "Run",
     "RunEvent",
+    "UserUsage",
     "Version",
 ]
 
@@ -120,6 +122,10 @@ class DocumentAlias(models.Model):
 
     slug = models.SlugField(max_length=64, unique=True)
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="aliases")
+    #: Who renamed the document away from this slug: the alias counts against their quota.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     def __str__(self) -> str:
         return f"{self.slug} → {self.document.slug}"
@@ -474,3 +480,41 @@ class CanvasCacheEntry(models.Model):
 
     def __str__(self) -> str:
         return self.cache_key
+
+
+class UserUsage(models.Model):
+    """One user's stored bytes, kept as a running total, and the limits set for them alone.
+
+    ``stored_bytes`` is changed in the same transaction as every write that stores (a draft
+    revision, an agent definition, a frozen graph) and every pruning that removes one, so the
+    quota check is one conditional ``UPDATE`` of this row (``editor.services.quotas``).
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="usage"
+    )
+    stored_bytes = models.BigIntegerField(default=0)
+    #: Limits that replace the installation's for this user: ``{"stored_bytes": 5000000}``
+    #: (the names of ``editor.services.quotas.QUOTAS``).
+    limits = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        verbose_name = "usage"
+        verbose_name_plural = "usage"
+
+    def __str__(self) -> str:
+        return f"usage of user {self.user_id}"
+
+
+class RateCounter(models.Model):
+    """A fixed-window counter (write requests a minute, runs started an hour), shared by every
+    web process: one upsert adds one and reads the count back (``editor.services.quotas``)."""
+
+    #: What is counted, for whom: ``writes:user:7``, ``writes:address:192.0.2.1``, ``runs:user:7``.
+    key = models.CharField(max_length=200, primary_key=True)
+    #: When the counted window began, in seconds since the epoch (a multiple of its length).
+    window_start = models.BigIntegerField()
+    count = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.key} @{self.window_start}: {self.count}"

@@ -90,6 +90,8 @@ GATEHOUSE_RUN_WALL_TIME = env_int("GATEHOUSE_RUN_WALL_TIME", 3600)
 GATEHOUSE_TOOL_TIMEOUT = env_int("GATEHOUSE_TOOL_TIMEOUT", 30)
 GATEHOUSE_MODEL_TIMEOUT = env_int("GATEHOUSE_MODEL_TIMEOUT", 120)
 GATEHOUSE_EVENT_MAX_BYTES = env_int("GATEHOUSE_EVENT_MAX_BYTES", 1024 * 1024)
+# The payloads of all a run's events together: crossing it fails the run, naming it.
+GATEHOUSE_RUN_MAX_BYTES = env_int("GATEHOUSE_RUN_MAX_BYTES", 256 * 1024 * 1024)
 GATEHOUSE_TOOL_RETRIES = env_int("GATEHOUSE_TOOL_RETRIES", 0, minimum=0)
 # Map items in flight at once in one drive (nested maps included), whatever a map asks for.
 GATEHOUSE_RUN_MAP_CONCURRENCY = env_int("GATEHOUSE_RUN_MAP_CONCURRENCY", 16)
@@ -125,6 +127,20 @@ GATEHOUSE_MCP_MAX_RESULT_BYTES = env_int("GATEHOUSE_MCP_MAX_RESULT_BYTES", 1024 
 # An OpenAI-compatible chat-completions endpoint for `openai:<model>` agents.
 GATEHOUSE_OPENAI_BASE_URL = env_str("GATEHOUSE_OPENAI_BASE_URL")
 GATEHOUSE_OPENAI_API_KEY = env_secret("GATEHOUSE_OPENAI_API_KEY")
+
+# --- Quotas and rates (editor.services.quotas; docs/operations.md, "Quotas and rates") ------
+
+# What one user may keep: bytes stored (draft revisions, agent definitions, frozen graphs),
+# documents, aliases (old slugs kept by renames) and active API tokens. An operator may give a
+# user other limits on the admin's usage page.
+GATEHOUSE_QUOTA_STORED_BYTES = env_int("GATEHOUSE_QUOTA_STORED_BYTES", 1024 * 1024 * 1024)
+GATEHOUSE_QUOTA_DOCUMENTS = env_int("GATEHOUSE_QUOTA_DOCUMENTS", 1000)
+GATEHOUSE_QUOTA_ALIASES = env_int("GATEHOUSE_QUOTA_ALIASES", 1000)
+GATEHOUSE_QUOTA_TOKENS = env_int("GATEHOUSE_QUOTA_TOKENS", 50)
+# Rates, each counted in a fixed window (the clock hour, the clock minute) in the database.
+GATEHOUSE_RATE_RUNS_PER_HOUR = env_int("GATEHOUSE_RATE_RUNS_PER_HOUR", 1000)
+GATEHOUSE_RATE_WRITES_PER_MINUTE = env_int("GATEHOUSE_RATE_WRITES_PER_MINUTE", 300)
+GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE = env_int("GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE", 1200)
 
 # --- Live streams (spec 05, the events stream; spec 06, pages that update themselves) --------
 
@@ -172,6 +188,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Write requests a minute, per user and per address: 429 past either (editor.write_rate).
+    "editor.write_rate.WriteRateMiddleware",
     # Every view needs a signed-in user unless it is marked @login_not_required.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

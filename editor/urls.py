@@ -20,6 +20,7 @@ from editor.views import (
     run_details,
     runs,
     tools,
+    usage,
     versions,
 )
 
@@ -97,6 +98,7 @@ urlpatterns = [
         editor_history.restore,
         name="editor_restore",
     ),
+    path("admin/usage/", usage.usage_page, name="admin_usage"),
     path("admin/", admin.site.urls),
     path("v1/", api_urls),
 ]

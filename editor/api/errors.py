@@ -19,6 +19,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import DataError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, UnreadablePostError
 from django.http.multipartparser import MultiPartParserError
+from django.utils import timezone
 from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -37,7 +38,10 @@ from editor.services.errors import (
     NotRunnable,
     NotSuspended,
     OriginNeedsReconciliation,
+    OverLimit,
     PreconditionRequired,
+    QuotaExceeded,
+    RateLimited,
     RunBusy,
     ServiceError,
     SlugTaken,
@@ -52,7 +56,13 @@ from editor.services.errors import (
     mapped,
 )
 
-__all__ = ["CODES_BY_STATUS", "error_response", "install_error_handlers", "not_found_router"]
+__all__ = [
+    "CODES_BY_STATUS",
+    "error_response",
+    "install_error_handlers",
+    "not_found_router",
+    "over_limit",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +95,8 @@ SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     StaleDraft: (412, "stale_draft"),
     UnsupportedMediaType: (415, "unsupported_media_type"),
     PreconditionRequired: (428, "precondition_required"),
+    QuotaExceeded: (413, "quota_exceeded"),
+    RateLimited: (429, "rate_limited"),
 }
 
 #: The code of a failure known only by its status (framework responses, ``HttpError``).
@@ -147,7 +159,25 @@ def _service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
     status, code = found
     if code is None:
         code = str(getattr(exc, "code", None) or CODES_BY_STATUS[status])
-    return error_response(status, code, str(exc), exc.details())
+    response = error_response(status, code, str(exc), exc.details())
+    if isinstance(exc, OverLimit):
+        _retry_after(response, exc)
+    return response
+
+
+def over_limit(exc: OverLimit) -> JsonResponse:
+    """The envelope of a quota or rate refused outside an operation (the write-rate check)."""
+    found = mapped(SERVICE_ERRORS, exc)
+    status, code = found if found is not None else (429, "rate_limited")
+    response = error_response(status, code or "rate_limited", str(exc), exc.details())
+    _retry_after(response, exc)
+    return response
+
+
+def _retry_after(response: HttpResponse, exc: OverLimit) -> None:
+    seconds = exc.retry_after(timezone.now())
+    if seconds is not None:
+        response["Retry-After"] = str(seconds)
 
 
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:

@@ -303,6 +303,7 @@ class Limits:
     tool_timeout: float = 30.0  # GATEHOUSE_TOOL_TIMEOUT
     model_timeout: float = 120.0  # GATEHOUSE_MODEL_TIMEOUT
     max_event_bytes: int = 1 << 20  # GATEHOUSE_EVENT_MAX_BYTES (one payload)
+    max_run_bytes: int = 256 << 20  # GATEHOUSE_RUN_MAX_BYTES (every payload of a run; 0: none)
     tool_retries: int = 0  # GATEHOUSE_TOOL_RETRIES
     # Map items in flight at once in one drive, nested maps included (a map's own
     # `concurrency` asks for at most that many): GATEHOUSE_RUN_MAP_CONCURRENCY.

@@ -116,6 +116,9 @@ class _Drive(CallSteps, IterationSteps):
         for envelope in record.events:
             self.fold.feed(envelope)
         self.next_seq = len(record.events)
+        # The payloads recorded so far, against GATEHOUSE_RUN_MAX_BYTES (checked like the
+        # event cap: an append that would pass it fails the run instead).
+        self.recorded_bytes = sum(len(orjson.dumps(event.payload)) for event in record.events)
         self.lock = threading.Lock()
         self.lost = False
         self.visited = self.history.visited
@@ -150,11 +153,21 @@ class _Drive(CallSteps, IterationSteps):
         envelopes = []
         now = timestamp(self.clock.now())
         limit = self.limits.max_event_bytes
+        run_limit = self.limits.max_run_bytes
+        total = self.recorded_bytes
         for offset, (kind, payload) in enumerate(buffer):
-            if check_size and limit and len(orjson.dumps(payload)) > limit:
+            size = len(orjson.dumps(payload))
+            if check_size and limit and size > limit:
                 raise StepFailed(
                     f"an event payload ({kind}) is larger than {limit} bytes "
                     f"(GATEHOUSE_EVENT_MAX_BYTES)",
+                    "limit_exceeded",
+                )
+            total += size
+            if check_size and run_limit and total > run_limit:
+                raise StepFailed(
+                    f"the run's events would come to more than {run_limit} bytes in all "
+                    f"(GATEHOUSE_RUN_MAX_BYTES) with this {kind}",
                     "limit_exceeded",
                 )
             envelopes.append(Envelope(self.run_id, self.next_seq + offset, now, kind, payload))
@@ -167,6 +180,7 @@ class _Drive(CallSteps, IterationSteps):
             self.lost = True
             raise
         self.next_seq += len(envelopes)
+        self.recorded_bytes = total
 
     # --- the drive -------------------------------------------------------------------
 

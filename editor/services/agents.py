@@ -37,6 +37,7 @@ from editor.graph.agent_files import (
     read_agent_toml,
 )
 from editor.models import AgentDefinition
+from editor.services import quotas
 from editor.services.access import can_author
 from editor.services.errors import InvalidAgent, NotAllowed, UnknownAgent, UnsupportedMediaType
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, encode_cursor, page_of
@@ -141,7 +142,7 @@ def create_agent(user: Any, data: bytes | str, content_type: str = "") -> Stored
     digest = agent_def_hash(definition)
     try:
         with transaction.atomic():
-            AgentDefinition.objects.create(
+            stored = AgentDefinition.objects.create(
                 hash=digest,
                 name=definition.name or "",
                 definition=definition.identity(),
@@ -149,6 +150,8 @@ def create_agent(user: Any, data: bytes | str, content_type: str = "") -> Stored
                 source=_text(data) if form == "toml" else "",
                 created_by=user if getattr(user, "pk", None) else None,
             )
+            size = quotas.agent_size(stored.definition, stored.source)
+            quotas.charge_bytes(user, size, "this agent definition")
     except IntegrityError:
         if not AgentDefinition.objects.filter(hash=digest).exists():
             raise

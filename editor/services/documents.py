@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, graph_hash, parse_document
 from editor.models import Document, DocumentAlias, Draft, Version
-from editor.services import history
+from editor.services import history, quotas
 from editor.services.document_rows import (
     MAX_TITLE_LENGTH,
     SLUG,
@@ -224,6 +224,7 @@ def create_document(
         with transaction.atomic():
             if DocumentAlias.objects.filter(slug=slug).exists():
                 raise SlugTaken(slug)
+            quotas.check_documents(user)
             document = Document.objects.create(slug=slug, title=title, created_by=author_of(user))
             Draft.objects.create(
                 document=document,
@@ -465,6 +466,7 @@ def import_draft(slug: str, text: str, *, by: Any = None) -> tuple[str, bool]:
             "size": verdict.size,
         }
         if created:
+            quotas.check_documents(by)
             Draft.objects.create(document=document, text=text, updated_by=author_of(by), **stored)
             number = 1
         else:

@@ -7,7 +7,9 @@ Each class carries the data its rendering needs, never an HTTP status.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = [
@@ -25,7 +27,10 @@ __all__ = [
     "NotRunnable",
     "NotSuspended",
     "OriginNeedsReconciliation",
+    "OverLimit",
     "PreconditionRequired",
+    "QuotaExceeded",
+    "RateLimited",
     "RunBusy",
     "ServiceError",
     "SlugTaken",
@@ -348,6 +353,58 @@ class ForkHazard(ServiceError):
 
     def details(self) -> dict[str, Any]:
         return {"writes": self.writes}
+
+
+class OverLimit(ServiceError):
+    """A quota or a rate was reached: which (``limit_name`` and its ``setting``), its value, how
+    much is used, and when it resets (``resets_at``; ``None`` for a quota of things kept, which
+    frees up only as they are deleted)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit_name: str,
+        setting: str,
+        limit: int,
+        used: int,
+        resets_at: datetime | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.limit_name = limit_name
+        self.setting = setting
+        self.limit = limit
+        self.used = used
+        self.resets_at = resets_at
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "limit_name": self.limit_name,
+            "setting": self.setting,
+            "limit": self.limit,
+            "used": self.used,
+            "resets_at": _utc_text(self.resets_at),
+        }
+
+    def retry_after(self, now: datetime) -> int | None:
+        """Whole seconds until the limit resets (at least 1), or ``None`` when it never does."""
+        if self.resets_at is None:
+            return None
+        return max(1, math.ceil((self.resets_at - now).total_seconds()))
+
+
+class QuotaExceeded(OverLimit):
+    """What a user keeps (stored bytes, documents, aliases, tokens) would pass their quota."""
+
+
+class RateLimited(OverLimit):
+    """Too many actions in the current window (runs started an hour, writes a minute)."""
+
+
+def _utc_text(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def mapped[T](table: Mapping[type[ServiceError], T], error: BaseException) -> T | None:

@@ -24,6 +24,7 @@ from editor.engine import errors as engine
 from editor.engine.ports import RunRecord
 from editor.engine.states import RunState
 from editor.models import Run
+from editor.services import quotas
 from editor.services.access import can_operate
 from editor.services.errors import (
     ForkHazard,
@@ -98,6 +99,7 @@ def fork_run(
         raise NotRunnable(list(problems))
     forked_from = plan.origin_record()
     with transaction.atomic():
+        quotas.count_run_start(user)  # a fork is a run started: GATEHOUSE_RATE_RUNS_PER_HOUR
         Run.objects.create(
             id=uuid.UUID(child_id),
             graph_id=record.graph_hash,

@@ -28,6 +28,7 @@ from editor.graph import (
     wire_value,
 )
 from editor.models import FrozenGraph
+from editor.services import quotas
 from editor.services.access import can_author
 from editor.services.errors import InvalidGraph, InvalidRequest, NotAllowed, UnknownGraph
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, encode_cursor
@@ -125,12 +126,14 @@ def save_graph(graph: Graph, *, by: Any = None) -> StoredGraph:
         raise InvalidRequest("a node id with a NUL (U+0000) character cannot be stored", "nodes")
     try:
         with transaction.atomic():
+            canonical = canonical_graph(graph)
             FrozenGraph.objects.create(
                 hash=digest,
-                canonical=canonical_graph(graph),
+                canonical=canonical,
                 summary=summary,
                 created_by=by if getattr(by, "pk", None) else None,
             )
+            quotas.charge_bytes(by, len(canonical), "storing this graph")
     except IntegrityError:
         # Someone stored the same graph between our look and our insert.
         if not FrozenGraph.objects.filter(hash=digest).exists():

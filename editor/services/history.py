@@ -21,6 +21,7 @@ the draft, after it has checked the draft's revision, so the rows they read are 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,6 +31,7 @@ from django.db.models import QuerySet
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, parse_document
 from editor.models import Document, DraftRevision, Version
+from editor.services import quotas
 from editor.services.errors import InvalidRequest
 from editor.services.storable import storable_text
 
@@ -205,8 +207,11 @@ def record(
 ) -> None:
     """Keep revision ``number``, then prune the oldest beyond the bound."""
     step = planned.step
+    released: Counter[int | None] = Counter()
     if step.replaces is not None:
-        DraftRevision.objects.filter(document=document, number=step.replaces).delete()
+        replaced = DraftRevision.objects.filter(document=document, number=step.replaces)
+        released += quotas.bytes_by_saver(replaced)
+        replaced.delete()
     DraftRevision.objects.create(
         document=document,
         number=number,
@@ -230,7 +235,12 @@ def record(
     cutoff = next(iter(oldest_kept), None)
     if cutoff is not None:
         # A revision frozen as a version stays, beyond the bound.
-        rows.filter(number__lt=cutoff).exclude(number__in=_frozen_revisions(document)).delete()
+        pruned = rows.filter(number__lt=cutoff).exclude(number__in=_frozen_revisions(document))
+        released += quotas.bytes_by_saver(pruned)
+        pruned.delete()
+    # The savers' stored bytes (GATEHOUSE_QUOTA_STORED_BYTES), last, as every write takes the
+    # usage rows: a refusal rolls the whole save back.
+    quotas.settle_bytes(user, size, released)
 
 
 def _frozen_revisions(document: Document) -> QuerySet[Version, Any]:

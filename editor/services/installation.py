@@ -162,6 +162,7 @@ def limits() -> Limits:
         tool_timeout=float(settings.GATEHOUSE_TOOL_TIMEOUT),
         model_timeout=float(settings.GATEHOUSE_MODEL_TIMEOUT),
         max_event_bytes=settings.GATEHOUSE_EVENT_MAX_BYTES,
+        max_run_bytes=settings.GATEHOUSE_RUN_MAX_BYTES,
         tool_retries=settings.GATEHOUSE_TOOL_RETRIES,
         map_concurrency=settings.GATEHOUSE_RUN_MAP_CONCURRENCY,
         agent_max_steps=settings.GATEHOUSE_AGENT_MAX_STEPS,

@@ -16,9 +16,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from editor.models import Document, DocumentAlias, Draft, DraftRevision
-from editor.services import documents
+from editor.services import documents, quotas
 from editor.services.document_rows import (
     MAX_TITLE_LENGTH,
+    author_of,
     check_slug,
     check_title,
     derive_slug,
@@ -79,10 +80,14 @@ def update_document(
         return documents.get_document(document.slug)
     try:
         with transaction.atomic():
+            # The document row first, as every write of a document takes it; the usage row last.
+            Document.objects.filter(pk=document.pk).update(updated_at=timezone.now(), **changes)
             if "slug" in changes:
                 DocumentAlias.objects.filter(slug=changes["slug"], document=document).delete()
-                DocumentAlias.objects.create(slug=document.slug, document=document)
-            Document.objects.filter(pk=document.pk).update(updated_at=timezone.now(), **changes)
+                DocumentAlias.objects.create(
+                    slug=document.slug, document=document, created_by=author_of(user)
+                )
+                quotas.check_aliases(user)
     except IntegrityError:
         raise SlugTaken(changes.get("slug", slug)) from None
     return documents.get_document(changes.get("slug", document.slug))
@@ -115,6 +120,7 @@ def delete_document(user: Any, slug: str) -> Deleted:
     with transaction.atomic():
         revisions = DraftRevision.objects.filter(document=document).count()
         versions = document.versions.count()
+        released = quotas.bytes_by_saver(DraftRevision.objects.filter(document=document))
         if versions == 0:
             document.delete()
         else:
@@ -127,6 +133,7 @@ def delete_document(user: Any, slug: str) -> Deleted:
                 title=f"{document.title} (deleted)"[:MAX_TITLE_LENGTH],
                 deleted_at=timezone.now(),
             )
+        quotas.release_bytes(released)
     return Deleted(slug=slug, revisions=revisions, versions_kept=versions)
 
 

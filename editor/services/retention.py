@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from editor.engine.states import TERMINAL
 from editor.models import Draft, DraftRevision, Run, RunEvent, Version
+from editor.services import quotas
 
 __all__ = [
     "Batch",
@@ -186,7 +187,10 @@ def prune_draft_revisions(
             continue
         with transaction.atomic():
             # The conditions again: what became the draft's state since the rows were read stays.
-            deleted, _ = revisions_past(cutoff).filter(id__in=ids).delete()
+            pruned = revisions_past(cutoff).filter(id__in=ids)
+            released = quotas.bytes_by_saver(pruned)
+            deleted, _ = pruned.delete()
+            quotas.release_bytes(released)  # their savers' stored bytes, in the same step
         removed += deleted
         if on_batch is not None:
             on_batch(deleted)

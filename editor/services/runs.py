@@ -33,6 +33,7 @@ from editor.engine.summary import call_counts, pending_call, usage_of
 from editor.graph import MalformedDocument, parse_document
 from editor.graph.jsonio import ReferenceJsonDecoder
 from editor.models import Document, Run, RunEvent
+from editor.services import quotas
 from editor.services.access import can_operate
 from editor.services.errors import (
     InputTooLarge,
@@ -321,6 +322,8 @@ def start_run(
         except Document.DoesNotExist:
             raise UnknownDocument(document_slug) from None
     with transaction.atomic():
+        # GATEHOUSE_RATE_RUNS_PER_HOUR: refused, the count rolls back with the rest.
+        quotas.count_run_start(user)
         run = Run.objects.create(
             graph_id=graph_hash,
             document=document,

@@ -8,10 +8,12 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from editor.models import ApiToken
+from editor.services import quotas
 
 __all__ = [
     "NAME_LENGTH",
@@ -41,9 +43,11 @@ def _digest(raw: str) -> str:
 def create_token(user: Any, name: str) -> tuple[ApiToken, str]:
     """A new token for ``user``: the stored record, and the token itself (shown once)."""
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        user=user, name=name.strip() or "API token", prefix=raw[:10], digest=_digest(raw)
-    )
+    with transaction.atomic():
+        quotas.check_tokens(user)
+        token = ApiToken.objects.create(
+            user=user, name=name.strip() or "API token", prefix=raw[:10], digest=_digest(raw)
+        )
     return token, raw
 
 

@@ -27,11 +27,14 @@ from django.core.handlers.exception import response_for_exception
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.utils.html import escape
 
 from editor.services.errors import (
     InvalidRequest,
     NotAllowed,
+    OverLimit,
+    QuotaExceeded,
     ServiceError,
     UnknownAgent,
     UnknownDocument,
@@ -49,6 +52,7 @@ __all__ = [
     "NOT_FOUND",
     "RETRY_AFTER_SECONDS",
     "UNAVAILABLE",
+    "over_limit_page",
     "server_error",
     "service_error_page",
 ]
@@ -84,6 +88,8 @@ def service_error_page(request: HttpRequest, error: Exception) -> HttpResponse |
     message = mapped(NOT_FOUND, error)
     if message is not None:
         return response_for_exception(request, Http404(message))
+    if isinstance(error, OverLimit):
+        return over_limit_page(request, error)
     if isinstance(error, NotAllowed):
         return response_for_exception(request, PermissionDenied(FORBIDDEN))
     if isinstance(error, InvalidRequest):
@@ -93,6 +99,32 @@ def service_error_page(request: HttpRequest, error: Exception) -> HttpResponse |
             f"{message[:1].upper()}{message[1:]}.", content_type="text/plain"
         )
     return None
+
+
+def over_limit_page(request: HttpRequest, error: OverLimit) -> HttpResponse:
+    """A quota (``413``) or a rate (``429``, with ``Retry-After``) refused to a page request.
+
+    An htmx request gets ``200`` (htmx drops the body of a ``4xx``) with the message swapped into
+    the page's ``#limit-message``, so what the person was editing stays as it was; any other
+    request gets a page saying which limit and when it resets."""
+    quota = isinstance(error, QuotaExceeded)
+    text = str(error)
+    context = {
+        "heading": "Quota reached" if quota else "Too many requests",
+        "message": f"{text[:1].upper()}{text[1:]}.",
+        "resets_in": error.retry_after(timezone.now()),
+    }
+    retry_after = context["resets_in"]
+    if request.headers.get("HX-Request") == "true":
+        response = HttpResponse(render_to_string("_limit.html", context))
+        response["HX-Retarget"] = "#limit-message"
+        response["HX-Reswap"] = "innerHTML"
+    else:
+        status = 413 if quota else 429
+        response = HttpResponse(render_to_string("limit.html", context), status=status)
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

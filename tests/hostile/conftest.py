@@ -50,6 +50,10 @@ LIMITS = {
     "GATEHOUSE_KEEP_ALIVE_TIMEOUT": "2",
     # The http_request tool is on, for one host that is not the outside world's.
     "GATEHOUSE_HTTP_ALLOW": "allowed.invalid",
+    # mallory sends every attack from one address, many in a minute: the write rates are
+    # far above that, and the rate attacks (55, 56) give their own attackers small limits.
+    "GATEHOUSE_RATE_WRITES_PER_MINUTE": "100000",
+    "GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE": "100000",
 }
 
 

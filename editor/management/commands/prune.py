@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from editor.services.quotas import forget_old_counters
 from editor.services.retention import (
     Batch,
     finished_cutoff,
@@ -78,6 +79,11 @@ class Command(BaseCommand):
         try:
             self._runs(options)
             self._revisions(options)
+            if not options["dry_run"]:
+                # The rate counters of windows that ended (an hour at most): nothing reads them.
+                forgotten = forget_old_counters()
+                if options["verbosity"] > 1:
+                    self.stdout.write(f"  removed {forgotten} rate counters of past windows")
         except KeyboardInterrupt:
             raise CommandError("Stopped; what was removed stays removed, run it again.") from None
 

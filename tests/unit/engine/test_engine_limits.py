@@ -8,6 +8,7 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
+import orjson
 import pytest
 
 from editor.engine import ModelReply, ModelRequest, ToolContext, ToolEffect, ToolError
@@ -158,6 +159,42 @@ def test_the_run_still_ends_on_record_when_its_failure_is_over_the_limit(h: Harn
     assert h.error(run_id) == (
         "an event payload (ToolCallRequested) is larger than 20 bytes (GATEHOUSE_EVENT_MAX_BYTES)"
     )
+
+
+def test_a_run_whose_events_pass_the_run_byte_limit_fails_naming_it(h: Harness) -> None:
+    h.limits = replace(h.limits, max_run_bytes=2000)
+    run_id = h.run(chain(*(f"n{i}" for i in range(50))), "x" * 100)
+    assert h.state(run_id) == "failed"
+    failure = h.last(run_id)[1]
+    assert failure["code"] == "limit_exceeded"
+    assert failure["error"].startswith(
+        "the run's events would come to more than 2000 bytes in all (GATEHOUSE_RUN_MAX_BYTES)"
+    )
+    recorded = sum(len(orjson.dumps(payload)) for _, payload in h.events(run_id, start=0))
+    # Everything before the failure fits; the failure itself is recorded all the same.
+    assert recorded - len(orjson.dumps(failure)) <= 2000
+    assert len(h.of(run_id, "NodeEntered")) < 50
+
+
+def test_a_run_under_the_run_byte_limit_completes(h: Harness) -> None:
+    h.limits = replace(h.limits, max_run_bytes=1 << 20)
+    run_id = h.run(chain(*(f"n{i}" for i in range(50))), "x" * 100)
+    assert h.state(run_id) == "completed"
+
+
+def test_the_run_byte_limit_counts_the_events_of_earlier_drives(h: Harness) -> None:
+    h.limits = replace(h.limits, max_run_bytes=1500)
+    document = graph(
+        ToolNode("a", "echo"),
+        GateNode("g", approval_schema={}),
+        *(ToolNode(f"b{i}", "echo") for i in range(10)),
+        edges=[("a", "g"), ("g", "b0"), *pairwise(f"b{i}" for i in range(10))],
+    )
+    run_id = h.run(document, "y" * 100)
+    assert h.state(run_id) == "suspended"
+    h.resume(run_id, "z" * 100)
+    assert h.drive(run_id) == "failed"
+    assert "GATEHOUSE_RUN_MAX_BYTES" in h.error(run_id)
 
 
 def test_run_wall_time_counts_time_in_running_only(h: Harness) -> None:
