@@ -38,7 +38,7 @@ def count_stored_bytes(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
-        ("editor", "0015_run_values_reference_numbers"),
+        ("editor", "0017_run_wake_at"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
