@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
 
 from editor.streams.feeds import PageUpdates, streaming_response
@@ -28,5 +28,5 @@ def _seen(request: HttpRequest) -> int:
 
 
 @require_safe
-def page_updates(request: HttpRequest) -> StreamingHttpResponse:
+def page_updates(request: HttpRequest) -> HttpResponse:
     return streaming_response(request, PageUpdates(_run(request), _seen(request)))
