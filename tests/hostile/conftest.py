@@ -44,6 +44,8 @@ LIMITS = {
     "GATEHOUSE_GRAPHVIZ_WAIT": "1",
     "GATEHOUSE_GRAPHVIZ_MAX_PROCESSES": "2",
     "GATEHOUSE_WEB_THREADS": "4",
+    # Streams check their credentials every second (37-…).
+    "GATEHOUSE_STREAM_RECHECK_SECONDS": "1",
     # The http_request tool is on, for one host that is not the outside world's.
     "GATEHOUSE_HTTP_ALLOW": "allowed.invalid",
 }
