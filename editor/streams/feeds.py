@@ -27,14 +27,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Any
 
 import orjson
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.db import DatabaseError
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from editor.api.errors import error_response
 from editor.services import live
@@ -173,7 +173,7 @@ class _Recheck:
 
 async def serve_async(
     feed: Feed, credentials: live.Credentials | None = None
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes]:
     """Drive ``feed`` on the event loop, waiting for the hub between steps."""
     streams = hub()
     counting = isinstance(feed, PageUpdates)
@@ -224,7 +224,7 @@ async def serve_async(
         streams.forget(waiter, watched)
 
 
-def serve_sync(feed: Feed, credentials: live.Credentials | None = None) -> Iterator[bytes]:
+def serve_sync(feed: Feed, credentials: live.Credentials | None = None) -> Generator[bytes]:
     """Drive ``feed`` in the calling thread, polling (the WSGI servers)."""
     poll = settings.GATEHOUSE_STREAM_POLL_MS / 1000
     recheck = _Recheck(credentials)
@@ -302,7 +302,7 @@ def _too_many(request: HttpRequest, refused: TooManyStreams) -> HttpResponse:
     return response
 
 
-def streaming_response(request: HttpRequest, feed: Feed) -> HttpResponse:
+def streaming_response(request: HttpRequest, feed: Feed) -> HttpResponseBase:
     """``feed`` as ``text/event-stream``: waited for on the event loop under ASGI, polled in
     the request's thread under WSGI; ``429`` when the caller or the process has every stream
     it may have open (``/v1``: the error envelope, ``too_many_streams``)."""
@@ -319,7 +319,7 @@ def streaming_response(request: HttpRequest, feed: Feed) -> HttpResponse:
     return EventStreamResponse(content, release)
 
 
-async def _released(frames: AsyncIterator[bytes], release: Any) -> AsyncIterator[bytes]:
+async def _released(frames: AsyncGenerator[bytes], release: Any) -> AsyncIterator[bytes]:
     # The slot goes back when the stream ends, even if its response is never closed (the
     # server cancelled it on shutdown); ``release`` runs once.
     try:
@@ -330,7 +330,7 @@ async def _released(frames: AsyncIterator[bytes], release: Any) -> AsyncIterator
         release()
 
 
-def _released_sync(frames: Iterator[bytes], release: Any) -> Iterator[bytes]:
+def _released_sync(frames: Generator[bytes], release: Any) -> Iterator[bytes]:
     try:
         with contextlib.closing(frames):
             yield from frames
