@@ -8,11 +8,19 @@ per thread. :class:`Handler` runs the synchronous code of ordinary requests on a
 ``GATEHOUSE_WEB_THREADS`` threads per process instead, as a threaded gunicorn worker did: each
 thread keeps its database connection from request to request (``CONN_MAX_AGE``), and with more
 threads than ``GATEHOUSE_GRAPHVIZ_MAX_PROCESSES`` a burst of slow canvas layouts always leaves a
-thread for everything else. A request that opens an event stream takes no thread of the pool:
-its short synchronous part runs on asgiref's one shared thread, then it waits on the event loop
-(``editor.streams``). Nor does ``/healthz``, on that same shared thread: a burst of views that
-wait for a ``dot`` slot can take every thread of the pool for seconds, and the health check must
-not queue behind them, or a proxy would take a working process for a dead one.
+thread for everything else.
+
+A request that opens an event stream takes no thread of the pool: its short synchronous part
+(the middleware, the view) runs on one of :data:`STREAM_SETUP_THREADS` threads of its own,
+shared by every stream, then it waits on the event loop (``editor.streams``). ``/healthz`` takes
+no thread at all (``editor.views.health``): neither a burst of views that wait for a ``dot``
+slot nor thousands of streams opening at once can make the health check queue, or a proxy
+would take a working process for a dead one.
+
+Every request runs in a thread-sensitive context of its own (asgiref's
+``ThreadSensitiveContext``), entered here: a kept-alive connection's next request is started
+from inside the previous one's task and inherits its context, already closed, and a
+synchronous call made in it would fail (``RuntimeError: ThreadSensitiveContext has exited``).
 
 A request body is read as it arrives, counted against its route's cap (``editor.body_limits``):
 past the cap nothing more is read, the request reaches the middleware marked as refused, which
@@ -23,11 +31,13 @@ the security headers of a page (``editor.page_headers``), the ones it writes its
 
 import asyncio
 import io
+import itertools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import parse_qs
 
 import django
 from asgiref.sync import ThreadSensitiveContext
@@ -43,13 +53,17 @@ from editor.apps import settle_start_up  # noqa: E402 - needs the settings loade
 from editor.body_limits import REFUSED, cap_for, declared_length  # noqa: E402 - likewise
 from editor.page_headers import add_page_headers  # noqa: E402 - likewise
 from editor.streams.hub import shut_down  # noqa: E402 - needs the settings loaded
+from editor.views.health import answer_health_check  # noqa: E402 - needs the settings loaded
 
 #: The run events API answers a stream when asked for one (``editor.api.runs``).
 _RUN_EVENTS = re.compile(r"/v1/runs/[^/]+/events/?")
 
 
-#: Answered without a thread of the pool (above).
+#: Answered without any thread (above).
 _HEALTH_CHECK = "/healthz"
+
+#: Threads for the synchronous part of opening a stream, shared by every stream of a process.
+STREAM_SETUP_THREADS = 2
 
 
 def opens_stream(scope: dict[str, Any]) -> bool:
@@ -61,8 +75,12 @@ def opens_stream(scope: dict[str, Any]) -> bool:
     if not _RUN_EVENTS.fullmatch(path):
         return False
     accept = b"".join(value for name, value in scope.get("headers", ()) if name == b"accept")
-    query = scope.get("query_string", b"")
-    return b"text/event-stream" in accept or b"from_seq=" in query
+    if b"text/event-stream" in accept:
+        return True
+    # As the view reads it: a ``from_seq`` parameter with a value, not a text that merely
+    # contains "from_seq=" (``?q=from_seq=1`` is a JSON page).
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    return any(value.strip() for value in query.get("from_seq", ()))
 
 
 class Handler(ASGIHandler):
@@ -73,6 +91,7 @@ class Handler(ASGIHandler):
     def __init__(self) -> None:
         super().__init__()
         self._threads: asyncio.Queue[ThreadPoolExecutor] | None = None
+        self._stream_threads: Iterator[ThreadPoolExecutor] | None = None
 
     def _pool(self) -> asyncio.Queue[ThreadPoolExecutor]:
         # Created on the first request, inside the server's event loop.
@@ -85,15 +104,31 @@ class Handler(ASGIHandler):
             self._threads = threads
         return self._threads
 
+    def _stream_thread(self) -> ThreadPoolExecutor:
+        # Streams take turns: a stream's synchronous calls stay on one thread (each its own
+        # context), and a few threads serve every stream's short set-up.
+        if self._stream_threads is None:
+            self._stream_threads = itertools.cycle(
+                [
+                    ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"stream-setup-{number}")
+                    for number in range(STREAM_SETUP_THREADS)
+                ]
+            )
+        return next(self._stream_threads)
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
         if scope["type"] != "http":
             raise ValueError(f"Gatehouse serves HTTP only, not {scope['type']}")
+        if scope.get("path") == _HEALTH_CHECK:
+            await answer_health_check(scope, send)
+            return
         try:
-            if opens_stream(scope) or scope.get("path") == _HEALTH_CHECK:
-                await self.handle(scope, receive, send)
+            if opens_stream(scope):
+                async with ThreadSensitiveContext(executor=self._stream_thread()):
+                    await self.handle(scope, receive, send)
                 return
             threads = self._pool()
             thread = await threads.get()

@@ -149,6 +149,11 @@ GATEHOUSE_STREAM_KEEPALIVE_SECONDS = env_int("GATEHOUSE_STREAM_KEEPALIVE_SECONDS
 # On SQLite (no NOTIFY), how often a web process looks for new events of the runs its streams
 # watch, in milliseconds: one query per period for all of them.
 GATEHOUSE_STREAM_POLL_MS = env_int("GATEHOUSE_STREAM_POLL_MS", 100)
+# The most streams open at once for one user, and in one web process: one more is a 429.
+GATEHOUSE_STREAMS_PER_USER = env_int("GATEHOUSE_STREAMS_PER_USER", 20)
+GATEHOUSE_STREAMS_PER_PROCESS = env_int("GATEHOUSE_STREAMS_PER_PROCESS", 1000)
+# An open stream checks this often (seconds) that its token, session and user still let it in.
+GATEHOUSE_STREAM_RECHECK_SECONDS = env_int("GATEHOUSE_STREAM_RECHECK_SECONDS", 5)
 # Threads per web process (ASGI) for the synchronous part of requests (views, middleware, the
 # ORM), each keeping its database connection; event streams take none of them (editor/asgi.py).
 GATEHOUSE_WEB_THREADS = env_int("GATEHOUSE_WEB_THREADS", 4)

@@ -2,25 +2,35 @@
 
 A stream (``editor.streams``) calls these between waits, from whatever thread it runs its
 database work on. Each is one or two indexed queries, so a stream holds no connection or
-transaction while it waits.
+transaction while it waits, and each answer is bounded in bytes (:data:`SLICE_BYTES`), so a
+stream holds at most one slice while its reader catches up.
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
+import orjson
+from django.conf import settings
+from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.utils.crypto import constant_time_compare
+
 from editor.engine import PARKED, TERMINAL, RunState
-from editor.models import Run, RunEvent
+from editor.models import ApiToken, Run, RunEvent
 from editor.services import inbox
 from editor.services.errors import UnknownRun
 from editor.store import envelope_of
 
 __all__ = [
     "RESTING",
+    "SLICE_BYTES",
     "TERMINAL_STATES",
+    "Credentials",
     "RunSlice",
     "event_counts",
     "parked_count",
@@ -35,14 +45,19 @@ RESTING = frozenset(state.value for state in (*PARKED, *TERMINAL, RunState.SLEEP
 TERMINAL_STATES = frozenset(state.value for state in TERMINAL)
 #: Envelopes read per query; a stream reads the next slice straight away when one is full.
 SLICE = 500
+#: A slice ends once its envelopes reach this many bytes (it always holds at least one).
+SLICE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class RunSlice:
     """A run's envelopes from a position on, and where the run stood when they were read."""
 
-    #: ``(seq, envelope as JSON)`` in ``seq`` order.
-    events: list[tuple[int, dict[str, Any]]]
+    #: ``(seq, envelope as compact JSON)`` in ``seq`` order.
+    events: list[tuple[int, bytes]]
+    #: Where the next slice starts: after the last envelope read, or at ``event_count`` when
+    #: nothing more is stored below it (a pruned run's log has gaps, up to its end).
+    next_start: int
     event_count: int
     state: str
     #: The public status object (spec 05), without the pending items.
@@ -64,21 +79,35 @@ def _run_key(run_id: str) -> uuid.UUID:
         raise UnknownRun(str(run_id)) from None
 
 
-def run_slice(run_id: str, start: int, limit: int = SLICE) -> RunSlice:
-    """The run's envelopes ``start``, ``start + 1``, … (at most ``limit``), read after the
-    run's row: every event the row counts has committed with it, so a slice never ends
-    before the state it reports. Raises :class:`UnknownRun`."""
+def run_slice(
+    run_id: str, start: int, limit: int = SLICE, max_bytes: int = SLICE_BYTES
+) -> RunSlice:
+    """The run's envelopes ``start``, ``start + 1``, … (at most ``limit``, and no more than
+    ``max_bytes`` of them past the first), read after the run's row: every event the row
+    counts has committed with it, so a slice never ends before the state it reports. Raises
+    :class:`UnknownRun`."""
     key = _run_key(run_id)
     row = Run.objects.filter(pk=key).values("event_count", "state", "status").first()
     if row is None:
         raise UnknownRun(str(run_id))
     count = row["event_count"]
-    events: list[tuple[int, dict[str, Any]]] = []
+    events: list[tuple[int, bytes]] = []
+    next_start = max(start, count)
     if start < count:
         rows = RunEvent.objects.filter(run_id=key, seq__gte=start, seq__lt=count).order_by("seq")
-        events = [(event.seq, envelope_of(event).as_json()) for event in rows[:limit]]
+        size, full = 0, False
+        for event in rows[:limit].iterator(chunk_size=50):
+            encoded = orjson.dumps(envelope_of(event).as_json())
+            if events and size + len(encoded) > max_bytes:
+                full = True
+                break
+            events.append((event.seq, encoded))
+            size += len(encoded)
+        full = full or len(events) == limit
+        # A slice that stopped short of a limit read every row stored below ``count``.
+        next_start = events[-1][0] + 1 if full else count
     status = {k: v for k, v in (row["status"] or {"state": row["state"]}).items() if k != "pending"}
-    return RunSlice(events, count, row["state"], status)
+    return RunSlice(events, next_start, count, row["state"], status)
 
 
 def run_state(run_id: str) -> tuple[int, str]:
@@ -104,3 +133,43 @@ def event_counts(run_ids: Iterable[str]) -> dict[str, int]:
 def parked_count() -> int:
     """The navigation bar's count of runs waiting for a person."""
     return inbox.pending_count()
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """What let a stream's caller in, re-checked while the stream is open: the user, and the
+    API token (its digest) or the browser session (its key) that signed the request."""
+
+    user_id: int
+    token_digest: str | None = None
+    session_key: str | None = None
+
+    @classmethod
+    def of(cls, user_id: int, bearer: str | None, session_key: str | None) -> Credentials:
+        digest = hashlib.sha256(bearer.encode("utf-8")).hexdigest() if bearer else None
+        return cls(user_id, digest, session_key)
+
+    def still_valid(self) -> bool:
+        """Whether the caller may still read: the user is active, and the token is not revoked
+        or the session still signs that user in (not signed out, not expired, the password
+        not changed since). One to three indexed queries."""
+        if (
+            self.token_digest is not None
+            and ApiToken.objects.filter(
+                digest=self.token_digest,
+                revoked_at__isnull=True,
+                user_id=self.user_id,
+                user__is_active=True,
+            ).exists()
+        ):
+            return True
+        if self.session_key is None:
+            return False
+        user = get_user_model().objects.filter(pk=self.user_id, is_active=True).first()
+        if user is None:
+            return False
+        store = import_module(settings.SESSION_ENGINE).SessionStore(self.session_key)
+        data = store.load()
+        if str(data.get(SESSION_KEY)) != str(user.pk):
+            return False
+        return constant_time_compare(data.get(HASH_SESSION_KEY, ""), user.get_session_auth_hash())

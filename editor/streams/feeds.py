@@ -9,26 +9,38 @@ Each stream is a *feed* (what to send next, read from the database in one short 
 * :func:`serve_sync` under WSGI (the test server, ``runserver``): it polls and sleeps in its
   request's thread, and sends a comment every second so a closed connection is noticed.
 
-:func:`streaming_response` picks the driver from the request it answers.
+:func:`streaming_response` picks the driver from the request it answers, takes one of the
+caller's stream slots (``editor.streams.limits``: ``429`` when none is left) and gives the
+driver the caller's credentials, which it checks again every
+``GATEHOUSE_STREAM_RECHECK_SECONDS``: a revoked token, a signed-out session or a deactivated
+user ends the stream (``event: end``, ``{"reason": "credentials_revoked"}``).
+
+A stream costs a bounded buffer, however slowly its client reads: each step reads one slice of
+at most ``editor.services.live.SLICE_BYTES``, and each frame is handed to the server on its
+own, which (under ASGI) waits while the connection's send buffer is full; meanwhile the
+stream reads nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Any
 
 import orjson
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.db import DatabaseError
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
+from editor.api.errors import error_response
 from editor.services import live
 from editor.services.errors import UnknownRun
 from editor.streams.hub import Waiter, hub, in_thread
+from editor.streams.limits import RETRY_AFTER_SECONDS, TooManyStreams, claim
 
 __all__ = ["PageUpdates", "RunEvents", "streaming_response"]
 
@@ -42,6 +54,8 @@ SYNC_KEEPALIVE_SECONDS = 1.0
 PAGE_COALESCE_SECONDS = 0.3
 #: After a failed database read, wait this long before the next.
 RETRY_SECONDS = 1.0
+#: The last frame of a stream whose caller is no longer let in.
+CREDENTIALS_REVOKED = b'event: end\ndata: {"reason":"credentials_revoked"}\n\n'
 
 
 def frame(data: bytes | str, *, event: str | None = None, event_id: int | None = None) -> bytes:
@@ -77,9 +91,10 @@ class RunEvents:
     def step(self, waiting_count: int | None = None) -> list[bytes]:
         del waiting_count  # a run's stream does not carry the count
         found = live.run_slice(self.run_id, self.cursor)
-        frames = [frame(orjson.dumps(envelope), event_id=seq) for seq, envelope in found.events]
-        if found.events:
-            self.cursor = found.events[-1][0] + 1
+        frames = [frame(envelope, event_id=seq) for seq, envelope in found.events]
+        # Past the events read, or past a gap (events pruned) up to the run's count: a stream
+        # never asks twice for what is not stored.
+        self.cursor = found.next_start
         self.more = self.cursor < found.event_count
         if not self.more and found.resting:
             frames.append(frame(orjson.dumps({"status": found.status}), event="end"))
@@ -130,7 +145,35 @@ class PageUpdates:
 Feed = RunEvents | PageUpdates
 
 
-async def serve_async(feed: Feed) -> AsyncIterator[bytes]:
+class _Recheck:
+    """When a stream next checks its caller's credentials (``None``: never; tests' feeds)."""
+
+    def __init__(self, credentials: live.Credentials | None) -> None:
+        self.credentials = credentials
+        self.every = float(settings.GATEHOUSE_STREAM_RECHECK_SECONDS)
+        self.checked = time.monotonic()
+
+    def due(self) -> bool:
+        return self.credentials is not None and time.monotonic() - self.checked >= self.every
+
+    def left(self) -> float:
+        if self.credentials is None:
+            return float("inf")
+        return self.every - (time.monotonic() - self.checked)
+
+    def still_valid(self) -> bool:
+        """Checks now. A database that cannot answer lets the stream go on (checked later)."""
+        self.checked = time.monotonic()
+        assert self.credentials is not None
+        try:
+            return self.credentials.still_valid()
+        except DatabaseError:
+            return True
+
+
+async def serve_async(
+    feed: Feed, credentials: live.Credentials | None = None
+) -> AsyncGenerator[bytes]:
     """Drive ``feed`` on the event loop, waiting for the hub between steps."""
     streams = hub()
     counting = isinstance(feed, PageUpdates)
@@ -138,9 +181,13 @@ async def serve_async(feed: Feed) -> AsyncIterator[bytes]:
     watched = None if isinstance(feed, PageUpdates) and feed.run_over else feed.run
     streams.watch(waiter, watched, count=counting)
     keepalive = settings.GATEHOUSE_STREAM_KEEPALIVE_SECONDS
+    recheck = _Recheck(credentials)
     written = time.monotonic()
     try:
         while True:
+            if recheck.due() and not await in_thread(recheck.still_valid):
+                yield CREDENTIALS_REVOKED
+                return
             try:
                 frames = await in_thread(feed.step, streams.waiting_count if counting else None)
             except UnknownRun:
@@ -151,8 +198,10 @@ async def serve_async(feed: Feed) -> AsyncIterator[bytes]:
             except Exception:
                 logger.exception("stream of %s ended by an unexpected error", feed.run or "a page")
                 return
+            # One frame at a time: the server holds each until the connection takes it.
+            for part in frames:
+                yield part
             if frames:
-                yield b"".join(frames)
                 written = time.monotonic()
             if feed.done:
                 return
@@ -166,7 +215,7 @@ async def serve_async(feed: Feed) -> AsyncIterator[bytes]:
                 if any(part.startswith(b"event: run") for part in frames):
                     await asyncio.sleep(PAGE_COALESCE_SECONDS)
             waiter.seen = feed.seen
-            left = keepalive - (time.monotonic() - written)
+            left = min(keepalive - (time.monotonic() - written), recheck.left())
             woken = left > 0 and await waiter.wait(left)
             if not woken and time.monotonic() - written >= keepalive:
                 yield KEEPALIVE
@@ -175,11 +224,15 @@ async def serve_async(feed: Feed) -> AsyncIterator[bytes]:
         streams.forget(waiter, watched)
 
 
-def serve_sync(feed: Feed) -> Iterator[bytes]:
+def serve_sync(feed: Feed, credentials: live.Credentials | None = None) -> Generator[bytes]:
     """Drive ``feed`` in the calling thread, polling (the WSGI servers)."""
     poll = settings.GATEHOUSE_STREAM_POLL_MS / 1000
+    recheck = _Recheck(credentials)
     written = time.monotonic()
     while True:
+        if recheck.due() and not recheck.still_valid():
+            yield CREDENTIALS_REVOKED
+            return
         try:
             frames = feed.step()
         except UnknownRun:
@@ -191,8 +244,8 @@ def serve_sync(feed: Feed) -> Iterator[bytes]:
             # The stream ends; its client reconnects. A development server must not die of it.
             logger.exception("stream of %s ended by an unexpected error", feed.run or "a page")
             return
+        yield from frames
         if frames:
-            yield b"".join(frames)
             written = time.monotonic()
         if feed.done:
             return
@@ -204,12 +257,82 @@ def serve_sync(feed: Feed) -> Iterator[bytes]:
             written = time.monotonic()
 
 
-def streaming_response(request: HttpRequest, feed: Feed) -> StreamingHttpResponse:
-    """``feed`` as ``text/event-stream``: waited for on the event loop under ASGI, polled in
-    the request's thread under WSGI."""
-    content: Any = serve_async(feed) if isinstance(request, ASGIRequest) else serve_sync(feed)
-    response = StreamingHttpResponse(content, content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    # Proxies (nginx) must pass each frame on as it comes, not buffer the response.
-    response["X-Accel-Buffering"] = "no"
+class EventStreamResponse(StreamingHttpResponse):
+    """``text/event-stream`` that gives its stream slot back when closed."""
+
+    def __init__(self, content: Any, release: Any) -> None:
+        super().__init__(content, content_type="text/event-stream")
+        self._release = release
+        self["Cache-Control"] = "no-cache"
+        # Proxies (nginx) must pass each frame on as it comes, not buffer the response.
+        self["X-Accel-Buffering"] = "no"
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._release()
+
+
+def _caller(request: HttpRequest) -> tuple[int | None, live.Credentials | None]:
+    """Who opens the stream, and what let them in: the API's caller (``request.auth``, by
+    token or session) or the page's signed-in user."""
+    user = getattr(request, "auth", None) or getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return None, None
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    bearer = token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    session_user = getattr(request, "user", None)
+    session_key = None
+    if session_user is not None and session_user.is_authenticated:
+        session_key = request.session.session_key
+    return user.pk, live.Credentials.of(user.pk, bearer, session_key)
+
+
+def _too_many(request: HttpRequest, refused: TooManyStreams) -> HttpResponse:
+    if request.path.startswith("/v1/"):
+        response: HttpResponse = error_response(
+            429, "too_many_streams", refused.message, {"per": refused.per, "limit": refused.limit}
+        )
+    else:
+        response = HttpResponse(
+            refused.message + "\n", status=429, content_type="text/plain; charset=utf-8"
+        )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
+
+
+def streaming_response(request: HttpRequest, feed: Feed) -> HttpResponseBase:
+    """``feed`` as ``text/event-stream``: waited for on the event loop under ASGI, polled in
+    the request's thread under WSGI; ``429`` when the caller or the process has every stream
+    it may have open (``/v1``: the error envelope, ``too_many_streams``)."""
+    user_id, credentials = _caller(request)
+    try:
+        release = claim(user_id if user_id is not None else -1)
+    except TooManyStreams as refused:
+        return _too_many(request, refused)
+    content: Any = (
+        _released(serve_async(feed, credentials), release)
+        if isinstance(request, ASGIRequest)
+        else _released_sync(serve_sync(feed, credentials), release)
+    )
+    return EventStreamResponse(content, release)
+
+
+async def _released(frames: AsyncGenerator[bytes], release: Any) -> AsyncIterator[bytes]:
+    # The slot goes back when the stream ends, even if its response is never closed (the
+    # server cancelled it on shutdown); ``release`` runs once.
+    try:
+        async with contextlib.aclosing(frames):
+            async for part in frames:
+                yield part
+    finally:
+        release()
+
+
+def _released_sync(frames: Generator[bytes], release: Any) -> Iterator[bytes]:
+    try:
+        with contextlib.closing(frames):
+            yield from frames
+    finally:
+        release()

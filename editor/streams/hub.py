@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import threading
@@ -118,7 +119,10 @@ class Hub:
             self.counting.add(waiter)
             self._recount = True
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._serve(), name="stream-hub")
+            # In a context of its own: not the first stream's, which ends before the hub does.
+            self._task = asyncio.get_running_loop().create_task(
+                self._serve(), name="stream-hub", context=contextvars.Context()
+            )
 
     def forget(self, waiter: Waiter, run_id: str | None = None) -> None:
         if run_id is not None and run_id in self.runs:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import uuid
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.views.decorators.http import require_safe
 
 from editor.streams.feeds import PageUpdates, streaming_response
@@ -28,5 +29,5 @@ def _seen(request: HttpRequest) -> int:
 
 
 @require_safe
-def page_updates(request: HttpRequest) -> StreamingHttpResponse:
+def page_updates(request: HttpRequest) -> HttpResponseBase:
     return streaming_response(request, PageUpdates(_run(request), _seen(request)))

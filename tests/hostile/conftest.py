@@ -48,6 +48,8 @@ LIMITS = {
     # silence between kept-alive requests (editor.server).
     "GATEHOUSE_HEADER_TIMEOUT": "2",
     "GATEHOUSE_KEEP_ALIVE_TIMEOUT": "2",
+    # Streams check their credentials every second (37-…).
+    "GATEHOUSE_STREAM_RECHECK_SECONDS": "1",
     # The http_request tool is on, for one host that is not the outside world's.
     "GATEHOUSE_HTTP_ALLOW": "allowed.invalid",
     # mallory sends every attack from one address, many in a minute: the write rates are
