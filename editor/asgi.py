@@ -83,6 +83,18 @@ def opens_stream(scope: dict[str, Any]) -> bool:
     return any(value.strip() for value in query.get("from_seq", ()))
 
 
+def _without_body(scope: dict[str, Any]) -> bool:
+    """Whether a request is a ``GET`` or ``HEAD`` that declares no body: the health check
+    answers those without a thread; anything else goes the way of every request, its body
+    capped as it arrives (``413`` past ``/healthz``'s small cap)."""
+    if scope.get("method") not in ("GET", "HEAD"):
+        return False
+    headers = scope.get("headers", ())
+    return declared_length(headers) == 0 and not any(
+        name == b"transfer-encoding" for name, _ in headers
+    )
+
+
 class Handler(ASGIHandler):
     """Django's handler with a fixed pool of threads for synchronous code (above), and with
     the lifespan events of the ASGI server: on shutdown the streams' watcher lets its
@@ -122,7 +134,7 @@ class Handler(ASGIHandler):
             return
         if scope["type"] != "http":
             raise ValueError(f"Gatehouse serves HTTP only, not {scope['type']}")
-        if scope.get("path") == _HEALTH_CHECK:
+        if scope.get("path") == _HEALTH_CHECK and _without_body(scope):
             await answer_health_check(scope, send)
             return
         try:
