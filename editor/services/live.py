@@ -16,6 +16,7 @@ from editor.engine import PARKED, TERMINAL
 from editor.models import Run, RunEvent
 from editor.services import inbox
 from editor.services.errors import UnknownRun
+from editor.services.log_reads import LOG_SLICE_BYTES, fitting
 from editor.store import envelope_of
 
 __all__ = [
@@ -64,8 +65,9 @@ def _run_key(run_id: str) -> uuid.UUID:
 
 
 def run_slice(run_id: str, start: int, limit: int = SLICE) -> RunSlice:
-    """The run's envelopes ``start``, ``start + 1``, … (at most ``limit``), read after the
-    run's row: every event the row counts has committed with it, so a slice never ends
+    """The run's envelopes ``start``, ``start + 1``, … (at most ``limit``, and at most
+    :data:`~editor.services.log_reads.LOG_SLICE_BYTES` of payload, or one event), read after
+    the run's row: every event the row counts has committed with it, so a slice never ends
     before the state it reports. Raises :class:`UnknownRun`."""
     key = _run_key(run_id)
     row = Run.objects.filter(pk=key).values("event_count", "state", "status").first()
@@ -75,7 +77,9 @@ def run_slice(run_id: str, start: int, limit: int = SLICE) -> RunSlice:
     events: list[tuple[int, dict[str, Any]]] = []
     if start < count:
         rows = RunEvent.objects.filter(run_id=key, seq__gte=start, seq__lt=count).order_by("seq")
-        events = [(event.seq, envelope_of(event).as_json()) for event in rows[:limit]]
+        seqs, _more = fitting(rows, limit, LOG_SLICE_BYTES)
+        chosen = rows.filter(seq__lte=seqs[-1]) if seqs else rows.none()
+        events = [(event.seq, envelope_of(event).as_json()) for event in chosen]
     status = {k: v for k, v in (row["status"] or {"state": row["state"]}).items() if k != "pending"}
     return RunSlice(events, count, row["state"], status)
 
