@@ -86,7 +86,8 @@ def test_the_log_download_is_written_in_slices_bounded_in_bytes(
 ) -> None:
     run_id = heavy_run(operator, author, 4, 100)  # ~800 KiB in 10 events
 
-    slices, after = [], -1
+    slices: list[bytes] = []
+    after: int | None = -1
     while after is not None:
         text, after = log_reads.log_chunk(run_id, after)
         slices.append(text)
@@ -167,5 +168,5 @@ def test_a_nodes_detail_cuts_long_values_and_says_where_the_whole_is(
         assert call.input_text is not None and call.output_text is not None
         assert len(call.output_text) < run_nodes.SHOWN_VALUE_CHARS + 200
         assert "… cut:" in call.output_text
-    assert "event #3's payload" in calls[0].output_text
+    assert "event #3's payload" in (calls[0].output_text or "")
     assert detail.tool_calls == 2
