@@ -34,6 +34,6 @@ CASE = {
         f"{READERS} slow readers of **Download log** of a ~100 MB run, as a user with no role "
         "(issue 20: four slow readers took the web process to 1.8 GB)"
     ),
-    "bounds": {"seconds": 120, "server_growth_mib": 64},
+    "bounds": {"seconds": 240, "server_growth_mib": 64},
     "steps": [*seed_steps(), {"do": "python", "call": read_slowly}],
 }

@@ -52,6 +52,6 @@ CASE = {
         "payload, as a user with no role (issue 20: the timeline decoded 50 events of up to "
         "the event cap to show 300 characters of each)"
     ),
-    "bounds": {"seconds": 120, "server_growth_mib": 80},
+    "bounds": {"seconds": 240, "server_growth_mib": 80},
     "steps": [*seed_steps(), {"do": "python", "call": read_the_page}],
 }

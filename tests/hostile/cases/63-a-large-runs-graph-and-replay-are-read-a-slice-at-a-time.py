@@ -30,6 +30,6 @@ CASE = {
         "`GET /v1/runs/{id}/graph` and `/replay` of a ~100 MB run, as a user with no role, "
         "three times each (issue 20: each decoded the whole log at once)"
     ),
-    "bounds": {"seconds": 120, "server_growth_mib": 64},
+    "bounds": {"seconds": 240, "server_growth_mib": 64},
     "steps": [*seed_steps(), {"do": "python", "call": fold}],
 }

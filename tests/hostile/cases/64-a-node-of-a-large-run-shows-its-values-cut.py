@@ -29,6 +29,6 @@ CASE = {
         "The detail of a node that made 120 tool calls of ~800 KiB each, as a user with no role "
         "and as the owner (issue 20: the page decoded the whole log and wrote every value whole)"
     ),
-    "bounds": {"seconds": 120, "server_growth_mib": 80},
+    "bounds": {"seconds": 240, "server_growth_mib": 80},
     "steps": [*seed_steps(), {"do": "python", "call": read_the_node}],
 }
