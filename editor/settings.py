@@ -92,6 +92,8 @@ GATEHOUSE_MODEL_TIMEOUT = env_int("GATEHOUSE_MODEL_TIMEOUT", 120)
 GATEHOUSE_EVENT_MAX_BYTES = env_int("GATEHOUSE_EVENT_MAX_BYTES", 1024 * 1024)
 # The payloads of all a run's events together: crossing it fails the run, naming it.
 GATEHOUSE_RUN_MAX_BYTES = env_int("GATEHOUSE_RUN_MAX_BYTES", 256 * 1024 * 1024)
+# Payload bytes one page of GET /v1/runs/{id}/events may hold (at least one event).
+GATEHOUSE_EVENTS_PAGE_BYTES = env_int("GATEHOUSE_EVENTS_PAGE_BYTES", 1024 * 1024)
 GATEHOUSE_TOOL_RETRIES = env_int("GATEHOUSE_TOOL_RETRIES", 0, minimum=0)
 # Map items in flight at once in one drive (nested maps included), whatever a map asks for.
 GATEHOUSE_RUN_MAP_CONCURRENCY = env_int("GATEHOUSE_RUN_MAP_CONCURRENCY", 16)

@@ -41,6 +41,11 @@ urlpatterns = [
     path("runs/<uuid:run_id>/abandon/", runs.abandon_run, name="abandon_run"),
     path("runs/<uuid:run_id>/events/", run_details.older_events, name="run_events"),
     path("runs/<uuid:run_id>/events/<str:seq>/", run_details.event_payload, name="run_event"),
+    path(
+        "runs/<uuid:run_id>/events/<str:seq>/payload.json",
+        run_details.payload_download,
+        name="run_event_payload",
+    ),
     path("runs/<uuid:run_id>/log.jsonl", run_details.run_log, name="run_log"),
     path("runs/<uuid:run_id>/node/", run_details.node_detail, name="run_node"),
     path("runs/<uuid:run_id>/fork/", forks.fork_run, name="fork_run"),

@@ -161,9 +161,11 @@ def run_events(
     limit: int = Query(runs.EVENTS_PAGE_LIMIT, ge=1, le=runs.EVENTS_PAGE_LIMIT),
     from_seq: int | None = Query(None, ge=0),
 ) -> Any:
-    """The run's envelopes in `seq` order, after `after` (exclusive); `next` is the `after`
-    of the next page. With `Accept: text/event-stream` or `from_seq` (inclusive), a live
-    stream instead, resumed after `Last-Event-ID` when a client reconnects."""
+    """The run's envelopes in `seq` order, after `after` (exclusive): at most `limit` of them
+    and at most `GATEHOUSE_EVENTS_PAGE_BYTES` (1 MiB) of payload, and at least one however
+    large; `next` is the `after` of the next page. With `Accept: text/event-stream` or
+    `from_seq` (inclusive), a live stream instead, resumed after `Last-Event-ID` when a client
+    reconnects."""
     if from_seq is None and not _wants_stream(request):
         return HttpResponse(
             runs.run_events(run, after=after, limit=limit), content_type="application/json"

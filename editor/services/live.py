@@ -24,6 +24,7 @@ from editor.engine import PARKED, TERMINAL, RunState
 from editor.models import ApiToken, Run, RunEvent
 from editor.services import inbox
 from editor.services.errors import UnknownRun
+from editor.services.log_reads import LOG_SLICE_BYTES, fitting
 from editor.store import envelope_of
 
 __all__ = [
@@ -46,7 +47,7 @@ TERMINAL_STATES = frozenset(state.value for state in TERMINAL)
 #: Envelopes read per query; a stream reads the next slice straight away when one is full.
 SLICE = 500
 #: A slice ends once its envelopes reach this many bytes (it always holds at least one).
-SLICE_BYTES = 256 * 1024
+SLICE_BYTES = LOG_SLICE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +84,10 @@ def run_slice(
     run_id: str, start: int, limit: int = SLICE, max_bytes: int = SLICE_BYTES
 ) -> RunSlice:
     """The run's envelopes ``start``, ``start + 1``, … (at most ``limit``, and no more than
-    ``max_bytes`` of them past the first), read after the run's row: every event the row
-    counts has committed with it, so a slice never ends before the state it reports. Raises
-    :class:`UnknownRun`."""
+    ``max_bytes`` of payload past the first, measured by the database before any payload is
+    read: :func:`~editor.services.log_reads.fitting`), read after the run's row: every event
+    the row counts has committed with it, so a slice never ends before the state it reports.
+    Raises :class:`UnknownRun`."""
     key = _run_key(run_id)
     row = Run.objects.filter(pk=key).values("event_count", "state", "status").first()
     if row is None:
@@ -95,17 +97,14 @@ def run_slice(
     next_start = max(start, count)
     if start < count:
         rows = RunEvent.objects.filter(run_id=key, seq__gte=start, seq__lt=count).order_by("seq")
-        size, full = 0, False
-        for event in rows[:limit].iterator(chunk_size=50):
-            encoded = orjson.dumps(envelope_of(event).as_json())
-            if events and size + len(encoded) > max_bytes:
-                full = True
-                break
-            events.append((event.seq, encoded))
-            size += len(encoded)
-        full = full or len(events) == limit
+        seqs, full = fitting(rows, limit, max_bytes)
+        chosen = rows.filter(seq__lte=seqs[-1]) if seqs else rows.none()
+        events = [
+            (event.seq, orjson.dumps(envelope_of(event).as_json()))
+            for event in chosen.iterator(chunk_size=50)
+        ]
         # A slice that stopped short of a limit read every row stored below ``count``.
-        next_start = events[-1][0] + 1 if full else count
+        next_start = events[-1][0] + 1 if full and events else count
     status = {k: v for k, v in (row["status"] or {"state": row["state"]}).items() if k != "pending"}
     return RunSlice(events, next_start, count, row["state"], status)
 

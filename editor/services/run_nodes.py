@@ -2,19 +2,23 @@
 tool and model calls, what it waited for, and the error it failed with; once for a node at the
 top, once per item or pass for a node inside a map's or fold's body.
 
-The detail is read from the whole log (one query): inputs are found the way the walk routed
-them (:mod:`editor.engine.routing`). A node run for many items shows :data:`SHOWN_INSTANCES` of
-them, those that failed, wait or run first; the totals count them all.
+The detail is read in one pass over the log, a slice at a time
+(:func:`editor.services.log_reads.log_envelopes`): the node's own events are kept with each
+value they carry already written out and cut to :data:`SHOWN_VALUE_CHARS` (saying so, and which
+event holds the whole of it), the routing keeps the outputs nodes exited with, and the trace is
+the run page's (payloads reduced to ``node``, ``scope`` and ``case``). Inputs are found the way
+the walk routed them (:mod:`editor.engine.routing`). A node run for many items shows
+:data:`SHOWN_INSTANCES` of them, those that failed, wait or run first; the totals count them all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from editor.engine import RunTrace, fork_origin, level_of, run_trace
+from editor.engine import RunTrace, fork_origin, level_of
 from editor.engine.history import event_time
 from editor.engine.ports import Envelope
 from editor.engine.routing import Routing
@@ -23,14 +27,57 @@ from editor.graph import MISSING
 from editor.graph.jsonio import pretty_json
 from editor.graph.model import Node
 from editor.services.errors import InvalidRequest
-from editor.services.run_pages import is_forkable, run_graph
-from editor.services.run_rows import RunInfo, envelopes, info, run_row
+from editor.services.log_reads import log_envelopes
+from editor.services.run_pages import is_forkable, run_graph, run_trace_of
+from editor.services.run_rows import RunInfo, info, run_row
 from editor.services.run_timeline import node_url, scope_text
 
-__all__ = ["SHOWN_INSTANCES", "CallView", "InstanceView", "NodeDetail", "node_detail"]
+__all__ = [
+    "SHOWN_INSTANCES",
+    "SHOWN_VALUE_CHARS",
+    "CallView",
+    "InstanceView",
+    "NodeDetail",
+    "node_detail",
+]
 
 #: Instances of a node shown in full (the rest are counted).
 SHOWN_INSTANCES = 20
+#: A value (an input, an output, a reply) is shown up to this many characters of indented JSON.
+SHOWN_VALUE_CHARS = 16 * 1024
+#: The payload fields that carry a node's values.
+VALUE_FIELDS = ("input", "output", "reply")
+#: What routing reads of the log.
+ROUTING_KINDS = frozenset({"NodeExited", "NodeSkipped", "BranchTaken"})
+
+
+class Shown(str):
+    """A value already written out for the page (and cut when it was long)."""
+
+
+def shown_text(value: Any, seq: int | None = None) -> str:
+    """``value`` as indented JSON, cut to :data:`SHOWN_VALUE_CHARS` with a line saying so."""
+    if isinstance(value, Shown):
+        return str(value)
+    text = pretty_json(value)
+    if len(text) <= SHOWN_VALUE_CHARS:
+        return text
+    where = f" (the whole of it is event #{seq}'s payload)" if seq is not None else ""
+    return f"{text[:SHOWN_VALUE_CHARS]}\n… cut: {len(text):,} characters in all{where}"
+
+
+def _shrunk(envelope: Envelope) -> Envelope:
+    """The envelope with each value it carries written out and cut."""
+    payload = envelope.payload
+    if not any(name in payload for name in VALUE_FIELDS):
+        return envelope
+    kept = {
+        name: Shown(shown_text(value, envelope.seq)) if name in VALUE_FIELDS else value
+        for name, value in payload.items()
+    }
+    return replace(envelope, payload=kept)
+
+
 _ORDER = {"failed": 0, "waiting": 1, "running": 2, "stopped": 3, "done": 4, "skipped": 5}
 
 Scope = tuple[tuple[str, int], ...]
@@ -150,7 +197,7 @@ def _calls(events: Sequence[Envelope]) -> list[CallView]:
             call.name = str(payload.get("tool", ""))
             call.effect = payload.get("effect")
             call.attempts += 1
-            call.input_text = pretty_json(payload.get("input"))
+            call.input_text = shown_text(payload.get("input"))
             call.requested_at = envelope.recorded_at
             call.outcome = "in flight"
         elif kind == "ModelCallRequested":
@@ -161,9 +208,9 @@ def _calls(events: Sequence[Envelope]) -> list[CallView]:
             call.outcome = "completed"
             call.completed_at = envelope.recorded_at
             if kind == "ToolCallCompleted":
-                call.output_text = pretty_json(payload.get("output"))
+                call.output_text = shown_text(payload.get("output"))
             else:
-                call.output_text = pretty_json(payload.get("reply"))
+                call.output_text = shown_text(payload.get("reply"))
                 usage = found if isinstance(found := payload.get("usage"), dict) else {}
                 call.input_tokens = _count(usage.get("input_tokens"))
                 call.output_tokens = _count(usage.get("output_tokens"))
@@ -172,7 +219,7 @@ def _calls(events: Sequence[Envelope]) -> list[CallView]:
         elif kind == "Reconciled" and not payload.get("retry"):
             call.outcome = "reconciled"
             call.completed_at = envelope.recorded_at
-            call.output_text = pretty_json(payload.get("output"))
+            call.output_text = shown_text(payload.get("output"))
     return [calls[key] for key in sorted(calls)]
 
 
@@ -217,23 +264,29 @@ def node_detail(run_id: str, node_id: str, level: Sequence[str] = ()) -> NodeDet
     node = graph_levels.node(where, node_id)
     if node is None:
         raise InvalidRequest(f"the graph of this run has no node `{node_id}` there", "node")
-    log = envelopes(row)
-    trace: RunTrace = run_trace(graph_levels, log, shown.state)
+    trace: RunTrace = run_trace_of(shown)
     mark = trace.marks.get((where, node_id))
-    origin = fork_origin(log)
-    replayed_through = origin["through_seq"] if origin else -1
     by_scope: dict[Scope, list[Envelope]] = {}
     failure: dict[str, Any] | None = None
-    for envelope in log:
+    first: Envelope | None = None
+    last: Envelope | None = None
+    routed: list[Envelope] = []
+    for envelope in log_envelopes(str(row.id)):  # one pass, a slice at a time
         payload = envelope.payload
+        first = first or envelope
+        last = envelope
         if envelope.kind == "RunFailed":
             failure = payload
+        if envelope.kind in ROUTING_KINDS:
+            routed.append(envelope)
         if payload.get("node") != node_id:
             continue
         scope = scope_key(payload.get("scope"))
         if level_of(graph_levels, scope) != where:
             continue
-        by_scope.setdefault(scope, []).append(envelope)
+        by_scope.setdefault(scope, []).append(_shrunk(envelope))
+    origin = fork_origin([first] if first is not None else [])
+    replayed_through = origin["through_seq"] if origin else -1
     failed_scopes = _failed_scopes(trace) if failure is not None else set()
     if trace.failed_at is not None and trace.failed == (where, node_id):
         by_scope.setdefault(trace.failed_at[0], [])
@@ -244,13 +297,13 @@ def node_detail(run_id: str, node_id: str, level: Sequence[str] = ()) -> NodeDet
     detail = NodeDetail(shown, where, node, mark.state if mark else None, [], len(by_scope))
     _count_calls(detail, by_scope.values())
     chosen = sorted(by_scope, key=lambda scope: (_ORDER.get(states[scope], 9), scope))
-    routing = Routing(graph_levels, row.input, log)
+    routing = Routing(graph_levels, row.input, routed)
     for scope in chosen[:SHOWN_INSTANCES]:
         events = by_scope[scope]
         instance = _instance(scope, events, routing, node_id, states[scope])
         if failure is not None and states[scope] == "failed":
             instance.error = str(failure.get("error", ""))
-            instance.left_at = instance.left_at or _failed_at(log)
+            instance.left_at = instance.left_at or _failed_at(last)
         detail.instances.append(instance)
     replayed = [
         scope for scope, events in by_scope.items() if events and events[0].seq <= replayed_through
@@ -292,8 +345,8 @@ def _failed_scopes(trace: RunTrace) -> set[tuple[Scope, str]]:
     return chain
 
 
-def _failed_at(log: Sequence[Envelope]) -> str | None:
-    return log[-1].recorded_at if log and log[-1].kind == "RunFailed" else None
+def _failed_at(last: Envelope | None) -> str | None:
+    return last.recorded_at if last is not None and last.kind == "RunFailed" else None
 
 
 def _state(events: list[Envelope], run_state: str) -> str:
@@ -329,14 +382,14 @@ def _instance(
                 call.outcome = "failed" if state == "failed" else "stopped"
     if state != "skipped":
         value = routing.routed(scope, node_id)
-        view.input_text = None if value is MISSING else pretty_json(value)
+        view.input_text = None if value is MISSING else shown_text(value)
     for envelope in events:
         if envelope.kind == "NodeEntered":
             view.entered_at = envelope.recorded_at
         elif envelope.kind in ("NodeExited", "NodeSkipped"):
             view.left_at = envelope.recorded_at
             if envelope.kind == "NodeExited":
-                view.output_text = pretty_json(envelope.payload.get("output"))
+                view.output_text = shown_text(envelope.payload.get("output"))
     if view.left_at is None and state == "waiting":
         view.left_at = events[-1].recorded_at
     return view

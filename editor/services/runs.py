@@ -12,9 +12,8 @@ raise budgets and reconcile writes; *approvers* resolve gates.
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -22,16 +21,15 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet, TextField
-from django.db.models.functions import Cast
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from editor.drives import enqueue_run
-from editor.engine import graph_projection, resolve_names, run_status, start_event
+from editor.engine import StatusFold, graph_projection, resolve_names, run_status, start_event
+from editor.engine.ports import Envelope
 from editor.engine.states import RunState
 from editor.engine.summary import call_counts, pending_call, usage_of
 from editor.graph import MalformedDocument, parse_document
-from editor.graph.jsonio import ReferenceJsonDecoder
 from editor.models import Document, Run, RunEvent
 from editor.services import quotas
 from editor.services.access import can_operate
@@ -46,6 +44,7 @@ from editor.services.errors import (
 from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
 from editor.services.installation import tools as installed_tools
+from editor.services.log_reads import events_page, log_envelopes
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 from editor.services.resolutions import (
     AbandonOutcome,
@@ -60,7 +59,6 @@ from editor.services.run_filters import NO_RUN_FILTER, RunFilter
 from editor.services.run_rows import (
     TERMINAL_STATES,
     RunInfo,
-    envelopes,
     info,
     public_status,
     run_row,
@@ -135,14 +133,28 @@ def run_detail(run_id: str) -> RunInfo:
 def replay(run_id: str) -> dict[str, Any]:
     """``GET /v1/runs/{id}/replay``: the run's state folded from its log alone, executing
     nothing: ``{"status", "next_seq", "usage", "pending"?}``."""
-    events = envelopes(run_row(run_id))
-    _steps, tokens_in, tokens_out = call_counts(events)
+    run = run_row(run_id)
+    fold = StatusFold()
+    counted = [0, 0, 0, 0]  # events, model calls, input tokens, output tokens
+
+    def folding(envelopes: Iterator[Envelope]) -> Iterator[Envelope]:
+        for envelope in envelopes:
+            fold.feed(envelope)
+            for index, value in enumerate((1, *call_counts((envelope,)))):
+                counted[index] += value
+            yield envelope
+
+    # One pass over the log, a slice at a time: the pending call is found as it goes by.
+    stream = folding(log_envelopes(str(run.id)))
+    call = pending_call(stream)
+    for _rest in stream:
+        pass
+    count, _steps, tokens_in, tokens_out = counted
     folded: dict[str, Any] = {
-        "status": public_status(run_status(events)),
-        "next_seq": len(events),
+        "status": public_status(fold.status()),
+        "next_seq": count,
         "usage": usage_of(tokens_in, tokens_out),
     }
-    call = pending_call(events)
     if call is not None:
         folded["pending"] = call
     return folded
@@ -189,65 +201,18 @@ def list_runs(
 
 
 def run_events(run_id: str, after: int | None = None, limit: int = EVENTS_PAGE_LIMIT) -> bytes:
-    """A run's envelopes after ``seq`` ``after`` (exclusive), at most ``limit`` of them, as the
-    JSON body of ``GET /v1/runs/{id}/events``: ``{"events": [...], "next": <after> | null}``.
-
-    Written from the stored payloads' JSON text (``payload::text`` on PostgreSQL, the column
-    itself on SQLite), never decoded: a page of a thousand events spent two thirds of its time
-    turning payloads into Python values only to turn them back into JSON."""
+    """A run's envelopes after ``seq`` ``after`` (exclusive), at most ``limit`` of them and at
+    most ``GATEHOUSE_EVENTS_PAGE_BYTES`` of payload (at least one), as the JSON body of
+    ``GET /v1/runs/{id}/events``: ``{"events": [...], "next": <after> | null}``
+    (:func:`editor.services.log_reads.events_page`)."""
     run = run_row(run_id)
-    limit = max(1, min(limit, EVENTS_PAGE_LIMIT))
-    rows = RunEvent.objects.filter(run=run).order_by("seq")
-    if after is not None:
-        rows = rows.filter(seq__gt=after)
-    fetched = list(
-        rows.values_list(
-            "seq", "schema_version", "recorded_at", "kind", Cast("payload", TextField())
-        )[: limit + 1]
-    )
-    shown = [(*row[:4], _payload_text(row[4])) for row in fetched[:limit]]
-    run_field = b'{"run_id":' + orjson.dumps(str(run.id)) + b',"seq":'
-    events = b",".join(
-        b"".join(
-            (
-                run_field,
-                str(seq).encode(),
-                b',"schema_version":',
-                str(version).encode(),
-                b',"recorded_at":',
-                orjson.dumps(recorded_at),
-                b',"event":{"kind":',
-                orjson.dumps(kind),
-                b',"payload":',
-                payload.encode("utf-8", "surrogatepass"),
-                b"}}",
-            )
-        )
-        for seq, version, recorded_at, kind, payload in shown
-    )
-    after_next = str(shown[-1][0]).encode() if len(fetched) > limit else b"null"
-    return b'{"events":[' + events + b'],"next":' + after_next + b"}"
-
-
-#: Twenty digits or more: an integer past 64 bits, or a double PostgreSQL spelled out in digits.
-_LONG_NUMBER = re.compile(r"\d{20}")
-
-
-def _payload_text(stored: str) -> str:
-    """A payload's stored text as the page writes it. ``jsonb`` keeps a number's value, not its
-    spelling (the double ``1e100`` comes back as 101 digits, which a client would read as an
-    integer): a text with such a run of digits is read under the reference's integer rule and
-    written again. Other texts, nearly all of them, are written as stored."""
-    if _LONG_NUMBER.search(stored) is None:
-        return stored
-    value = json.loads(stored, cls=ReferenceJsonDecoder)
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return events_page(str(run.id), after, max(1, min(limit, EVENTS_PAGE_LIMIT)))
 
 
 def run_graph(run_id: str) -> dict[str, Any]:
     """The per-node projection of a run onto its graph (``GET /v1/runs/{id}/graph``)."""
     run = run_row(run_id)
-    projection = graph_projection(run.graph_id, envelopes(run))
+    projection = graph_projection(run.graph_id, log_envelopes(str(run.id)))
     if run.forked_from:
         projection["forked_from"] = run.forked_from
     return projection

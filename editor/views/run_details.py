@@ -29,7 +29,7 @@ from editor.streams.logs import log_response
 from editor.views.graphs import is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
 
-__all__ = ["event_payload", "node_detail", "older_events", "run_log"]
+__all__ = ["event_payload", "node_detail", "older_events", "payload_download", "run_log"]
 
 #: The largest position a log stores (the column is a 32-bit integer on PostgreSQL).
 SEQ_MAX = 2**31 - 1
@@ -46,20 +46,35 @@ def older_events(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return render(request, template, context)
 
 
+def _position(seq: str) -> int:
+    try:
+        return strict_int(seq, "seq", maximum=SEQ_MAX)
+    except InvalidNumber:
+        raise Http404("The run's log has no event at this position.") from None
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 def event_payload(request: HtmxHttpRequest, run_id: uuid.UUID, seq: str) -> HttpResponse:
-    """One event's whole payload."""
-    try:
-        position = strict_int(seq, "seq", maximum=SEQ_MAX)
-    except InvalidNumber:
-        raise Http404("The run's log has no event at this position.") from None
-    found = run_timeline.event_payload(str(run_id), position)
+    """One event's payload: whole, or for a large one its start and a link to the whole."""
+    found = run_timeline.event_payload(str(run_id), _position(seq))
     if found is None:
         raise Http404("The run's log has no event at this position.")
     context = {"found": found, "run_id": str(run_id)}
     template = "runs/event.html#payload" if is_fragment_request(request) else "runs/event.html"
     return render(request, template, context)
+
+
+@require_safe
+def payload_download(request: HttpRequest, run_id: uuid.UUID, seq: str) -> HttpResponse:
+    """One event's whole payload as JSON, a download."""
+    body = run_timeline.payload_download(str(run_id), _position(seq))
+    if body is None:
+        raise Http404("The run's log has no event at this position.")
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="run-{run_id}-event-{seq}.json"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 @require_safe
