@@ -13,6 +13,7 @@ from django.test import Client, override_settings
 from editor.asgi import opens_stream
 from editor.models import RunEvent
 from editor.services.live import Credentials, run_slice
+from editor.services.log_reads import PayloadBytes
 from editor.services.tokens import create_token, revoke_token
 from editor.streams.limits import open_streams
 from editor.views.health import answer_health_check
@@ -162,10 +163,16 @@ def test_the_asgi_health_check_refuses_a_post_and_sends_no_body_to_head() -> Non
 def test_a_slice_stops_at_its_byte_bound_but_always_holds_one_envelope(suspended: str) -> None:
     whole = run_slice(suspended, 0)
     assert len(whole.events) >= 3
-    first_size = len(whole.events[0][1])
+    # The bound is on the payloads as the database measures them (before reading any).
+    sizes = [
+        size
+        for _, size in RunEvent.objects.filter(run_id=suspended)
+        .order_by("seq")
+        .values_list("seq", PayloadBytes())
+    ]
 
     one = run_slice(suspended, 0, max_bytes=1)
-    two = run_slice(suspended, 0, max_bytes=first_size + len(whole.events[1][1]))
+    two = run_slice(suspended, 0, max_bytes=sizes[0] + sizes[1])
 
     assert [seq for seq, _ in one.events] == [0]
     assert one.next_start == 1
