@@ -8,6 +8,7 @@ so a definition posted after the worker started is found.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 
 from django.conf import settings
@@ -58,8 +59,15 @@ def tools() -> Registry:
 
 @cache
 def providers() -> ProviderRegistry:
-    """``echo``, ``scripted``, and ``openai:<model>`` when an endpoint is configured."""
-    return build_providers(settings.GATEHOUSE_OPENAI_BASE_URL, settings.GATEHOUSE_OPENAI_API_KEY)
+    """``echo``, ``scripted``, ``claude-…``, and ``openai:<model>`` when an endpoint is
+    configured. ``claude-…`` agents read the variables their ``llm`` names from this process's
+    environment, at call time, and only those ``GATEHOUSE_LLM_ENV_ALLOW`` lists."""
+    return build_providers(
+        settings.GATEHOUSE_OPENAI_BASE_URL,
+        settings.GATEHOUSE_OPENAI_API_KEY,
+        environ=os.environ,
+        llm_env_allow=settings.GATEHOUSE_LLM_ENV_ALLOW,
+    )
 
 
 def installation() -> Installation:
