@@ -310,7 +310,8 @@ def _reply(value: Any) -> ModelReply:
                 "the model paused its turn (stop_reason `pause_turn`), which agents here "
                 "cannot continue"
             )
-    usage = value.get("usage") if isinstance(value.get("usage"), dict) else {}
+    raw_usage = value.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     content = "".join(texts) if texts else None
     return ModelReply(
         content,
