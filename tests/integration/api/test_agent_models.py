@@ -19,7 +19,16 @@ from editor.models import AgentDefinition
 from editor.services import installation
 from tests.fake_anthropic import FakeAnthropic
 from tests.integration.api.callers import Caller, bearer_caller, error_of
-from tests.integration.api.running import drive, events_of, resume, run_of, start, store
+from tests.integration.api.running import (
+    ECHO_CHAIN,
+    drive,
+    events_of,
+    record,
+    resume,
+    run_of,
+    start,
+    store,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -238,3 +247,23 @@ def test_a_run_over_its_cost_budget_parks_and_an_extend_of_cost_usd_continues_it
     assert resume(operator_api, run_id, {"extend": {"cost_usd": 1.0}}).status_code == 202
     assert drive(run_id) == "completed"
     assert run_of(operator_api, run_id)["status"]["output"] == "Summary notice sent."
+
+
+@pytest.mark.parametrize("named", ["wall_time_seconds", "wall_time"])
+def test_a_run_over_its_wall_time_takes_an_extend_of_wall_time(
+    api: Caller, operator: User, named: str
+) -> None:
+    operator_api = bearer_caller(operator)
+    run_id = start(operator_api, store(api, ECHO_CHAIN))
+    record(run_id, ("NodeEntered", {"node": "write"}))
+    budget = {"kind": "wall_time", "limit": 15}
+    record(run_id, ("BudgetExceeded", {"node": "write", "budget": budget, "observed": 20.25}))
+
+    too_little = resume(operator_api, run_id, {"extend": {named: 20}})
+    assert too_little.status_code == 400
+    assert "a number above what was observed (20.25)" in too_little.content.decode()
+    assert resume(operator_api, run_id, {"extend": {named: 30.5}}).status_code == 202
+
+    last = events_of(operator_api, run_id)[-1]["event"]
+    assert last["kind"] == "BudgetRaised"
+    assert (last["payload"]["kind"], last["payload"]["limit"]) == ("wall_time", 30.5)
