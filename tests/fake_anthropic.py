@@ -128,8 +128,12 @@ class FakeAnthropic:
     """``with FakeAnthropic(script) as model: …`` (``script``: the parsed JSON, or ``None``
     for a server that answers only the faults and replies a test queues with :meth:`reply`)."""
 
-    def __init__(self, script: Any = None) -> None:
+    def __init__(self, script: Any = None, *, delay: float = 0.0) -> None:
         self.script = load_script(script) if script is not None else None
+        #: Seconds each answer is held (the reference's ``--delay-ms``: a run slow enough to
+        #: kill a worker in the middle of it).
+        self.delay = delay
+        self._held = threading.Event()  # never set: holds an answer for ``delay``
         self.requests: list[RecordedRequest] = []
         self._faults: deque[_Fault] = deque()
         self._replies: deque[dict[str, Any]] = deque()
@@ -165,6 +169,8 @@ class FakeAnthropic:
                         extra["retry-after"] = fault.retry_after
                 else:
                     status, answer = fake.answer(body, text)
+                if fake.delay > 0:
+                    fake._held.wait(fake.delay)
                 data = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -183,8 +189,8 @@ class FakeAnthropic:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @classmethod
-    def from_file(cls, path: Path | str) -> FakeAnthropic:
-        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+    def from_file(cls, path: Path | str, *, delay: float = 0.0) -> FakeAnthropic:
+        return cls(json.loads(Path(path).read_text(encoding="utf-8")), delay=delay)
 
     # --- what it answers -----------------------------------------------------------------
 
