@@ -12,8 +12,10 @@ import pytest
 
 from editor.engine import ModelRequest, ProviderError, ToolSpec
 from editor.engine.calls import cost_usd
+from editor.graph.model import AgentNode
 from editor.providers import AnthropicProvider, build_registry
 from tests.fake_anthropic import FakeAnthropic
+from tests.unit.engine.harness import Harness, graph
 
 KEY = "sk-ant-test-0123456789-never-logged"
 EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "examples"
@@ -324,3 +326,31 @@ def test_the_registry_answers_every_claude_model_and_nothing_else() -> None:
     assert isinstance(registry.provider_for("claude-opus-4-8"), AnthropicProvider)
     assert registry.provider_for("claude-") is None
     assert registry.provider_for("gpt-4o") is None
+
+
+def test_the_engine_plays_the_references_payroll_conversation_through_the_provider(
+    h: Harness,
+) -> None:
+    h.tool("send_summary", lambda value, context: {"sent": value["message"]})
+    with FakeAnthropic.from_file(EXAMPLES / "payroll" / "model-script.json") as model:
+        h.providers.extra["claude-opus-4-8"] = provider(model)
+        agent = h.agents.add(
+            {
+                "model": "claude-opus-4-8",
+                "prompt": "You are the notify-summary writer on a payroll desk.",
+                "tools": ["send_summary"],
+                "llm": LLM,
+                "pricing": {"input_per_mtok": 3.0, "output_per_mtok": 15.0},
+                "budget": {"max_cost_usd": 1.0},
+            }
+        )
+        run_id = h.run(graph(AgentNode("notify", agent)), [{"employee": "e-1", "paid": True}])
+
+    assert h.output(run_id).startswith("Summary notice sent")
+    (sent,) = h.of(run_id, "ToolCallCompleted")
+    assert sent["output"]["sent"].startswith("Payroll run complete")
+    assert [len(request.body["messages"]) for request in model.requests] == [1, 3]
+    assert [p["usage"] for p in h.of(run_id, "ModelCallCompleted")] == [
+        {"input_tokens": 260, "output_tokens": 40},
+        {"input_tokens": 320, "output_tokens": 24},
+    ]
