@@ -25,6 +25,7 @@ from editor.environment import (
     env_secret,
     env_str,
     header_name,
+    llm_env_names,
     one_of,
     require_unless_debug,
     resolve_path,
@@ -121,7 +122,9 @@ GATEHOUSE_OPENAI_API_KEY = env_secret("GATEHOUSE_OPENAI_API_KEY")
 # The environment variables an agent file's `[llm] base_url_env` / `api_key_env` may name
 # (`claude-…` models over the Anthropic Messages protocol); any other is refused at registration
 # and never read, so an author cannot send a server secret to an endpoint of their own.
-GATEHOUSE_LLM_ENV_ALLOW = env_list("GATEHOUSE_LLM_ENV_ALLOW")
+GATEHOUSE_LLM_ENV_ALLOW = llm_env_names(
+    "GATEHOUSE_LLM_ENV_ALLOW", env_list("GATEHOUSE_LLM_ENV_ALLOW")
+)
 
 # --- Live streams (spec 05, the events stream; spec 06, pages that update themselves) --------
 
