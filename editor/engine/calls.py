@@ -356,12 +356,20 @@ class CallSteps(_DriveBase):
             }
             if definition.record_prompts:
                 # The agent asked for it (the reference's `record_prompts`): what the model is
-                # sent, verbatim, including whatever user data the messages carry.
-                fields["request_body"] = {
+                # sent, verbatim, including whatever user data the messages carry. A body too
+                # large for one event is left out, saying so, rather than failing the run.
+                body = {
                     "system": request.system,
                     "messages": list(request.messages),
                     "tools": [spec.name for spec in tools],
                 }
+                size = len(compact_json(body).encode("utf-8"))
+                if self.limits.max_event_bytes and size > self.limits.max_event_bytes // 2:
+                    fields["request_body_omitted"] = (
+                        f"{size} bytes, over half of GATEHOUSE_EVENT_MAX_BYTES"
+                    )
+                else:
+                    fields["request_body"] = body
             buffer.append(("ModelCallRequested", event_payload(node_id, scope, **fields)))
         self.flush(buffer)
         try:

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from editor.engine import InvalidResumeInput, ModelReply, ModelRequest, ToolCall, Usage
+from editor.engine import (
+    InvalidResumeInput,
+    Limits,
+    ModelReply,
+    ModelRequest,
+    ToolCall,
+    Usage,
+)
 from editor.graph.model import AgentNode
 from tests.unit.engine.harness import FakeClock, Harness, Recorder, graph
 
@@ -120,3 +127,13 @@ def test_the_llm_settings_and_response_size_reach_the_provider(h: Harness) -> No
 
     request = h.providers.extra[MODEL].requests[0]  # type: ignore[attr-defined]
     assert (request.llm, request.max_response_tokens) == ({"base_url_env": "MODEL_URL"}, 256)
+
+
+def test_a_recorded_request_too_large_for_an_event_is_left_out_saying_so(h: Harness) -> None:
+    h.limits = Limits(max_event_bytes=4096)
+    run_id = h.run(graph(AgentNode("a", agent(h, {}, record_prompts=True))), "x" * 3000)
+
+    assert h.state(run_id) == "completed"
+    first = h.of(run_id, "ModelCallRequested")[0]
+    assert "request_body" not in first
+    assert first["request_body_omitted"].endswith("over half of GATEHOUSE_EVENT_MAX_BYTES")
