@@ -28,6 +28,7 @@ __all__ = [
     "env_secret",
     "env_str",
     "header_name",
+    "llm_env_names",
     "one_of",
     "require_unless_debug",
     "resolve_path",
@@ -272,3 +273,26 @@ def one_of(name: str, value: str, choices: tuple[str, ...]) -> str:
         expected = f"{', '.join(choices[:-1])} or {choices[-1]}"
         raise ImproperlyConfigured(f"{name} must be {expected}, not {value!r}")
     return value
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+#: Gatehouse's own secrets: never readable by an agent file, whatever an allow-list says.
+_OWN_SECRETS = ("SECRET_KEY", "DATABASE_URL", "EMAIL_HOST_PASSWORD")
+
+
+def llm_env_names(name: str, values: list[str]) -> list[str]:
+    """``values`` (``GATEHOUSE_LLM_ENV_ALLOW``'s items) checked: each an environment variable
+    name, and none of Gatehouse's own settings (``GATEHOUSE_…``, ``SECRET_KEY``, …), which an
+    agent file must never be able to read."""
+    for value in values:
+        if not _ENV_NAME.fullmatch(value):
+            raise ImproperlyConfigured(
+                f"{name}: `{value}` is not an environment variable name (letters, digits, `_`)"
+            )
+        base = value.removesuffix("_FILE")
+        if base.startswith("GATEHOUSE_") or base in _OWN_SECRETS:
+            raise ImproperlyConfigured(
+                f"{name}: `{value}` is one of Gatehouse's own settings; an agent file must "
+                "never read it (name a variable of its own for the model's endpoint or key)"
+            )
+    return values

@@ -25,6 +25,7 @@ from editor.environment import (
     env_secret,
     env_str,
     header_name,
+    llm_env_names,
     one_of,
     require_unless_debug,
     resolve_path,
@@ -129,6 +130,12 @@ GATEHOUSE_MCP_MAX_RESULT_BYTES = env_int("GATEHOUSE_MCP_MAX_RESULT_BYTES", 1024 
 # An OpenAI-compatible chat-completions endpoint for `openai:<model>` agents.
 GATEHOUSE_OPENAI_BASE_URL = env_str("GATEHOUSE_OPENAI_BASE_URL")
 GATEHOUSE_OPENAI_API_KEY = env_secret("GATEHOUSE_OPENAI_API_KEY")
+# The environment variables an agent file's `[llm] base_url_env` / `api_key_env` may name
+# (`claude-…` models over the Anthropic Messages protocol); any other is refused at registration
+# and never read, so an author cannot send a server secret to an endpoint of their own.
+GATEHOUSE_LLM_ENV_ALLOW = llm_env_names(
+    "GATEHOUSE_LLM_ENV_ALLOW", env_list("GATEHOUSE_LLM_ENV_ALLOW")
+)
 
 # --- Quotas and rates (editor.services.quotas; docs/operations.md, "Quotas and rates") ------
 

@@ -23,6 +23,7 @@ from editor.engine.ports import (
     ToolContext,
     ToolEffect,
     ToolSpec,
+    Usage,
 )
 from editor.engine.schemas import first_violation
 from editor.engine.steps import (
@@ -330,29 +331,22 @@ class CallSteps(_DriveBase):
         offered = {spec.name: spec for spec in tools if spec is not None and spec.enabled}
         # Without a `max_steps` of its own an agent gets the installation's (a runaway model
         # that keeps asking for tools parks the run instead of holding a worker).
-        declared_steps = definition.budget.get("max_steps", self.limits.agent_max_steps)
-        max_steps = past.raised_limits.get("steps", declared_steps)
-        max_tokens = past.raised_limits.get("tokens", definition.budget.get("max_tokens"))
+        budgets = _Budgets(definition, past, self.limits.agent_max_steps)
+        # Wall time counts the run's time in `running` since the node was entered: time parked
+        # (at this budget, or anywhere else in the run) does not count against it.
+        entered = past.entered_running
+        if entered is None:
+            entered = self.limits.wall_time - self.remaining_time()
         messages: list[dict[str, Any]] = [{"role": "user", "content": compact_json(value)}]
-        tokens = 0
         tool_number = 0
         step = 0
         while True:
-            if max_steps is not None and step >= max_steps:
-                raise Parked(
-                    [
-                        (
-                            "BudgetExceeded",
-                            event_payload(
-                                node_id,
-                                scope,
-                                budget={"kind": "steps", "limit": max_steps},
-                                observed=step,
-                            ),
-                        )
-                    ]
-                )
-            reply, usage_tokens = self._model_call(
+            live = (past.model_calls.get(step) or CallHistory()).completed is None
+            elapsed = self.limits.wall_time - self.remaining_time() - entered
+            crossed = budgets.before_call(step, elapsed if live else None)
+            if crossed is not None:
+                raise Parked([("BudgetExceeded", event_payload(node_id, scope, **crossed))])
+            reply, _ = self._model_call(
                 definition,
                 provider,
                 node_id,
@@ -364,22 +358,10 @@ class CallSteps(_DriveBase):
                 past,
             )
             step += 1
-            tokens += usage_tokens
             # Checked as soon as the usage is known: no tool call runs past a crossed budget.
-            if max_tokens is not None and tokens > max_tokens:
-                raise Parked(
-                    [
-                        (
-                            "BudgetExceeded",
-                            event_payload(
-                                node_id,
-                                scope,
-                                budget={"kind": "tokens", "limit": max_tokens},
-                                observed=tokens,
-                            ),
-                        )
-                    ]
-                )
+            crossed = budgets.after_call(reply.usage)
+            if crossed is not None:
+                raise Parked([("BudgetExceeded", event_payload(node_id, scope, **crossed))])
             if reply.tool_calls:
                 messages.append(
                     {
@@ -434,16 +416,6 @@ class CallSteps(_DriveBase):
         key = hash_value(
             {"run": self.run_id, "node": node_id, "scope": scope_json(scope), "model_call": number}
         )
-        if recorded.requested is None:
-            buffer.append(
-                (
-                    "ModelCallRequested",
-                    event_payload(
-                        node_id, scope, model=definition.model, call=number, idempotency_key=key
-                    ),
-                )
-            )
-        self.flush(buffer)
         request = ModelRequest(
             model=definition.model,
             system=definition.prompt,
@@ -453,7 +425,33 @@ class CallSteps(_DriveBase):
             cursor=number,
             idempotency_key=key,
             timeout=self.limits.model_timeout,
+            llm=dict(definition.llm),
+            max_response_tokens=definition.max_response_tokens,
         )
+        if recorded.requested is None:
+            fields: dict[str, Any] = {
+                "model": definition.model,
+                "call": number,
+                "idempotency_key": key,
+            }
+            if definition.record_prompts:
+                # The agent asked for it (the reference's `record_prompts`): what the model is
+                # sent, verbatim, including whatever user data the messages carry. A body too
+                # large for one event is left out, saying so, rather than failing the run.
+                body = {
+                    "system": request.system,
+                    "messages": list(request.messages),
+                    "tools": [spec.name for spec in tools],
+                }
+                size = len(compact_json(body).encode("utf-8"))
+                if self.limits.max_event_bytes and size > self.limits.max_event_bytes // 2:
+                    fields["request_body_omitted"] = (
+                        f"{size} bytes, over half of GATEHOUSE_EVENT_MAX_BYTES"
+                    )
+                else:
+                    fields["request_body"] = body
+            buffer.append(("ModelCallRequested", event_payload(node_id, scope, **fields)))
+        self.flush(buffer)
         try:
             reply = self._call_with_timeout(
                 lambda: provider.complete(request),
@@ -478,6 +476,61 @@ class CallSteps(_DriveBase):
             )
         )
         return reply, reply.usage.input_tokens + reply.usage.output_tokens
+
+
+class _Budgets:
+    """An agent's declared budgets (spec 04, *agent*), each raised by the latest
+    ``BudgetRaised`` of its kind, and what the loop has used of them.
+
+    Checked in the reference's order: steps and wall time before each model call, tokens and
+    cost as soon as a call's usage is known. Cost is counted from the usage and the agent's
+    ``pricing`` (dollars per million tokens); wall time in seconds."""
+
+    def __init__(self, definition: AgentDefinition, past: NodeHistory, default_steps: int) -> None:
+        declared = definition.budget
+        raised = past.raised_limits
+        self.steps = raised.get("steps", declared.get("max_steps", default_steps))
+        self.tokens = raised.get("tokens", declared.get("max_tokens"))
+        self.pricing = definition.pricing
+        cost = declared.get("max_cost_usd")
+        self.cost = raised.get("cost_usd", cost) if self.pricing is not None else None
+        self.wall_time = raised.get("wall_time", declared.get("max_wall_time_seconds"))
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    def before_call(self, step: int, elapsed: float | None) -> dict[str, Any] | None:
+        """The crossing that parks the loop before model call ``step`` (``elapsed``: the
+        node's seconds in `running`, or ``None`` when the call is already recorded)."""
+        if self.steps is not None and step >= self.steps:
+            return _crossing("steps", self.steps, step)
+        if self.wall_time is not None and elapsed is not None and elapsed >= self.wall_time:
+            return _crossing("wall_time", self.wall_time, round(elapsed, 3))
+        return None
+
+    def after_call(self, usage: Usage) -> dict[str, Any] | None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        tokens = self.input_tokens + self.output_tokens
+        if self.tokens is not None and tokens > self.tokens:
+            return _crossing("tokens", self.tokens, tokens)
+        if self.cost is not None and self.pricing is not None:
+            cost = cost_usd(self.pricing, self.input_tokens, self.output_tokens)
+            if cost > self.cost:
+                return _crossing("cost_usd", self.cost, round(cost, 9))
+        return None
+
+
+def cost_usd(pricing: dict[str, float], input_tokens: int, output_tokens: int) -> float:
+    """What ``input_tokens`` and ``output_tokens`` cost at ``pricing`` (dollars per million
+    tokens), as the reference's ``Pricing::cost_usd`` counts it."""
+    return (
+        input_tokens / 1_000_000 * pricing["input_per_mtok"]
+        + output_tokens / 1_000_000 * pricing["output_per_mtok"]
+    )
+
+
+def _crossing(kind: str, limit: float, observed: float) -> dict[str, Any]:
+    return {"budget": {"kind": kind, "limit": limit}, "observed": observed}
 
 
 def _reply_value(content: str | None) -> Any:

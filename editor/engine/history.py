@@ -44,7 +44,10 @@ class NodeHistory:
     suspended: dict[str, Any] | None = None
     resumed: dict[str, Any] | None = None
     budget_exceeded: dict[str, Any] | None = None  # the latest, while unresolved
-    raised_limits: dict[str, int] = field(default_factory=dict)  # kind → the latest raise
+    raised_limits: dict[str, int | float] = field(default_factory=dict)  # kind → latest raise
+    #: The run's time in ``running`` when the node was entered (an agent's wall-time budget
+    #: counts from there), ``None`` when the log holds no ``NodeEntered`` for it.
+    entered_running: float | None = None
     now_observed: str | None = None  # a delay's NowObserved: the clock, read once, ever
     sleep_started: dict[str, Any] | None = None
     sleep_completed: bool = False
@@ -101,6 +104,13 @@ class History:
                 continue
             if not started:
                 started, running_since = True, at
+            if kind == "NodeEntered":
+                entered = self._node(payload)
+                entered.entered_running = self.running_seconds + (
+                    max(0.0, (at - running_since).total_seconds())
+                    if at is not None and running_since is not None
+                    else 0.0
+                )
             if kind in PARKING_KINDS or kind == "SleepStarted":
                 if not open_items and running_since is not None and at is not None:
                     self.running_seconds += (at - running_since).total_seconds()
@@ -189,4 +199,6 @@ class History:
             node.budget_exceeded = payload
         elif kind == "BudgetRaised":
             node.budget_exceeded = None
-            node.raised_limits[str(payload.get("kind"))] = int(payload.get("limit", 0))
+            limit = payload.get("limit", 0)
+            number = limit if isinstance(limit, (int, float)) and not isinstance(limit, bool) else 0
+            node.raised_limits[str(payload.get("kind"))] = number

@@ -245,7 +245,7 @@ class ModelRequest:
     value. ``cursor`` counts the model calls this (run, node, scope) made before this one
     (the ``scripted`` provider's reply index)."""
 
-    model: str  # the definition's ``model``: ``echo``, ``scripted``, ``openai:<name>``
+    model: str  # the definition's `model`: `echo`, `scripted`, `openai:<name>`, `claude-…`
     system: str
     messages: tuple[dict[str, Any], ...]
     tools: tuple[ToolSpec, ...]
@@ -253,6 +253,10 @@ class ModelRequest:
     cursor: int
     idempotency_key: str
     timeout: float
+    #: The definition's ``llm`` (how a ``claude-…`` model is reached: variable names).
+    llm: dict[str, Any] = field(default_factory=dict)
+    #: The definition's ``max_response_tokens`` (``None``: the provider's default).
+    max_response_tokens: int | None = None
 
 
 class ModelProvider(Protocol):

@@ -6,6 +6,7 @@ engine appends everything else.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -99,12 +100,21 @@ def prepare_resume(
         budget = item.get("budget") or {}
         observed = item.get("observed") or 0
         limit = value.get("limit") if isinstance(value, dict) else None
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= observed:
+        # Steps and tokens are counts; cost (dollars) and wall time (seconds) are numbers.
+        counted = budget.get("kind") in ("steps", "tokens")
+        kinds = (int,) if counted else (int, float)
+        if (
+            isinstance(limit, bool)
+            or not isinstance(limit, kinds)
+            or not math.isfinite(limit)
+            or limit <= observed
+        ):
+            what = "an integer" if counted else "a number"
             raise InvalidResumeInput(
                 [
                     {
                         "path": "$.limit",
-                        "message": f"the new limit must be an integer above what was "
+                        "message": f"the new limit must be {what} above what was "
                         f"observed ({observed})",
                     }
                 ]

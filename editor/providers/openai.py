@@ -17,7 +17,7 @@ import http.client
 import json
 import ssl
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,6 +35,8 @@ MAX_ANSWER_BYTES = 16 << 20
 class HttpAnswer:
     status: int
     body: bytes
+    #: The answer's headers, names in lower case (``retry-after`` is read from them).
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 #: ``fetch(url, body, headers, timeout)``: POST and return the answer, whatever its status;
@@ -58,7 +60,8 @@ def http_fetch(url: str, body: bytes, headers: Mapping[str, str], timeout: float
         data = response.read(MAX_ANSWER_BYTES + 1)
         if len(data) > MAX_ANSWER_BYTES:
             raise OSError(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
-        return HttpAnswer(response.status, data)
+        headers = {name.lower(): value for name, value in response.getheaders()}
+        return HttpAnswer(response.status, data, headers)
     except http.client.HTTPException as error:
         raise OSError(f"{type(error).__name__}: {error}") from None
     finally:

@@ -10,6 +10,7 @@ beside its fields (nothing recorded), or the note that someone else resolved it 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -118,8 +119,20 @@ def _gate_input(item: InboxItem, post: Mapping[str, str], base: Card) -> tuple[A
     return None, replace(base, form=form)
 
 
-def _budget_input(post: Mapping[str, str], base: Card) -> tuple[Any, Card | None]:
+#: The budgets counted in numbers rather than whole counts: dollars and seconds.
+_DECIMAL_BUDGETS = {"cost_usd": "dollars", "wall_time": "seconds"}
+_DECIMAL = re.compile(r"[0-9]{1,15}(\.[0-9]{1,9})?")
+
+
+def _budget_input(post: Mapping[str, str], base: Card, item: InboxItem) -> tuple[Any, Card | None]:
     text = str(post.get("limit", "")).strip()
+    unit = _DECIMAL_BUDGETS.get(str((item.budget or {}).get("kind")))
+    if unit is not None:
+        if _DECIMAL.fullmatch(text) and float(text) > 0:
+            number = float(text)
+            return {"limit": int(number) if number.is_integer() else number}, None
+        message = f"Enter a number of {unit} above 0, like 1.5."
+        return None, replace(base, limit_text=text, errors={"limit": [message]})
     try:
         return {"limit": strict_int(text, "limit", minimum=1)}, None
     except InvalidNumber as error:
@@ -189,7 +202,7 @@ def resolve_card(user: Any, run_id: str, post: Mapping[str, str]) -> Card:
     if item.kind == "gate":
         value, problem_card = _gate_input(item, post, base)
     elif item.kind == "budget":
-        value, problem_card = _budget_input(post, base)
+        value, problem_card = _budget_input(post, base, item)
     else:
         value, problem_card = _reconciliation_input(post, base)
     if problem_card is not None:

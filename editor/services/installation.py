@@ -146,8 +146,15 @@ def reset() -> None:
 
 @cache
 def providers() -> ProviderRegistry:
-    """``echo``, ``scripted``, and ``openai:<model>`` when an endpoint is configured."""
-    return build_providers(settings.GATEHOUSE_OPENAI_BASE_URL, settings.GATEHOUSE_OPENAI_API_KEY)
+    """``echo``, ``scripted``, ``claude-…``, and ``openai:<model>`` when an endpoint is
+    configured. ``claude-…`` agents read the variables their ``llm`` names from this process's
+    environment, at call time, and only those ``GATEHOUSE_LLM_ENV_ALLOW`` lists."""
+    return build_providers(
+        settings.GATEHOUSE_OPENAI_BASE_URL,
+        settings.GATEHOUSE_OPENAI_API_KEY,
+        environ=os.environ,
+        llm_env_allow=settings.GATEHOUSE_LLM_ENV_ALLOW,
+    )
 
 
 def installation() -> Installation:

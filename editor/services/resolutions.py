@@ -6,7 +6,8 @@ position in a log exactly one wins, so a suspension is resolved exactly once and
 never interleaves with a worker's step. A resolved run is handed back to a worker.
 
 The request bodies are the reference's: ``{"input", "comment"?}`` for a gate; for a budget the
-reference's ``{"extend": {"steps" | "tokens": n}}`` (as the input, or beside it) or our
+reference's ``{"extend": {"steps" | "tokens" | "cost_usd" | "wall_time_seconds": n}}`` (as the
+input, or beside it; ``n`` is the new limit) or our
 ``{"limit": n}``; for a reconciliation ``{"output": …}`` or ``{"retry": true}``, or
 :func:`resolve`. Who may do what is spec 06's table: *approvers* resolve gates, *operators*
 raise budgets, reconcile writes, recover and abandon runs.
@@ -59,8 +60,15 @@ _ABANDON_ATTEMPTS = 10
 
 _PARKED = frozenset(state.value for state in PARKED)
 _DRIVABLE = frozenset({RunState.QUEUED.value, RunState.RUNNING.value})
-#: The budgets a run here can exceed: what the reference's ``extend`` may name.
-_EXTENDABLE = ("steps", "tokens")
+#: What the reference's ``extend`` may name, and the budget kind each raises (its
+#: ``wall_time_seconds``, and ``wall_time`` as the kind is named in ``BudgetExceeded``).
+_EXTENDABLE = {
+    "steps": "steps",
+    "tokens": "tokens",
+    "cost_usd": "cost_usd",
+    "wall_time_seconds": "wall_time",
+    "wall_time": "wall_time",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +137,8 @@ def _budget_input(item: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         message = f'give {{"extend": {{"{kind}": <the new limit>}}}}'
         raise InvalidResume([{"path": "$.extend", "message": message}], item["node"], "budget")
     ((named, limit),) = extend.items()
-    if named != kind:
-        known = " or ".join(f"`{name}`" for name in _EXTENDABLE)
+    if _EXTENDABLE.get(named) != kind:
+        known = ", ".join(f"`{name}`" for name in _EXTENDABLE)
         message = (
             f"the run exceeded its `{kind}` budget, so `extend` must name `{kind}`, not `{named}`"
             if named in _EXTENDABLE

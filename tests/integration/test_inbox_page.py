@@ -250,6 +250,32 @@ def test_a_budget_card_is_for_operators_and_raises_the_limit(
     assert RunEvent.objects.get(run_id=run_id, kind="BudgetRaised").payload["limit"] == 4
 
 
+def test_a_cost_budget_card_takes_a_number_of_dollars(
+    client: Client, author: User, operator: User
+) -> None:
+    run_id = parked(author, operator, "budget")
+    record(run_id, ("BudgetRaised", {"node": "write", "kind": "steps", "limit": 4, "by": "x"}))
+    budget = {"kind": "cost_usd", "limit": 0.5}
+    record(run_id, ("BudgetExceeded", {"node": "write", "budget": budget, "observed": 0.75}))
+    signed_in(client, operator)
+
+    page = client.get("/inbox/").content.decode()
+    words = client.post(
+        f"/inbox/{run_id}/resolve/", {"node": "write", "limit": "lots"}, headers=HTMX
+    )
+    raised = client.post(
+        f"/inbox/{run_id}/resolve/", {"node": "write", "limit": "1.25"}, headers=HTMX
+    )
+
+    assert 'step="any"' in page
+    assert "Enter a number of dollars above 0, like 1.5." in words.content.decode()
+    assert "Resolved by <strong>otto</strong>" in raised.content.decode()
+    limits = [
+        e.payload["limit"] for e in RunEvent.objects.filter(run_id=run_id, kind="BudgetRaised")
+    ]
+    assert limits == [4, 1.25]
+
+
 def test_a_reconciliation_card_records_an_output_or_runs_the_write_again(
     client: Client, author: User, operator: User
 ) -> None:

@@ -19,7 +19,7 @@ from django.test import Client
 from pytest_django import Settings
 
 from editor.services.tokens import create_token
-from tests.integration.api.callers import make_user
+from tests.integration.api.callers import bearer_caller, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -146,3 +146,59 @@ def test_the_right_scheme_still_signs_in(holder: tuple[User, str]) -> None:
     response = Client().get("/v1/graphs", headers={"Authorization": f"Bearer {token}"})
 
     assert response.status_code == 200
+
+
+MODEL_KEY = "sk-ant-logged-nowhere-7c41e9"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_models_key_never_reaches_a_log_line(
+    logs: Captured, holder: tuple[User, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's run of a `claude-…` agent, through a refused answer, a retried 500 and a
+    401: the key is sent, and written nowhere."""
+    from django.core.management import call_command
+    from django.test import override_settings
+
+    from editor.services import installation
+    from tests.fake_anthropic import FakeAnthropic
+
+    user, _token = holder
+    operator = make_user("keyoperator", "operators")
+    agent = (
+        'model = "claude-opus-4-8"\nsystem_prompt = "Answer."\n'
+        '[llm]\nbase_url_env = "KEY_TEST_URL"\napi_key_env = "KEY_TEST_KEY"\nmax_retries = 1\n'
+    )
+    with (
+        FakeAnthropic(
+            [{"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}]
+        ) as model,
+        override_settings(GATEHOUSE_LLM_ENV_ALLOW=["KEY_TEST_URL", "KEY_TEST_KEY"]),
+    ):
+        monkeypatch.setenv("KEY_TEST_URL", model.base_url)
+        monkeypatch.setenv("KEY_TEST_KEY", MODEL_KEY)
+        installation.providers.cache_clear()
+        author_api = bearer_caller(user)
+        digest = author_api.post(
+            "/v1/agents", agent.encode(), content_type="application/toml"
+        ).json()["agent"]
+        node = {"kind": "agent", "payload": {"id": "a", "agent_hash": digest}}
+        graph = {"schema_version": 1, "edges": [], "nodes": [node]}
+        graph_hash = author_api.post("/v1/graphs", graph).json()["graph"]
+        operator_api = bearer_caller(operator)
+        model.fail(500)
+        model.fail(401)
+        failed = operator_api.post("/v1/graph-runs", {"graph_hash": graph_hash}).json()["run"]
+        call_command("db_worker", batch=True, no_startup_delay=True, reload=False)
+        model.fail(500)
+        completed = operator_api.post("/v1/graph-runs", {"graph_hash": graph_hash}).json()["run"]
+        call_command("db_worker", batch=True, no_startup_delay=True, reload=False)
+    installation.providers.cache_clear()
+
+    states = [operator_api.get(f"/v1/runs/{run}").json()["status"] for run in (failed, completed)]
+    assert states[0]["state"] == "failed" and "HTTP 401" in states[0]["error"]
+    assert states[1] == {"state": "completed", "output": "ok"}
+    assert all(request.headers["x-api-key"] == MODEL_KEY for request in model.requests)
+    assert len(model.requests) == 4
+    assert logs.lines
+    assert MODEL_KEY not in logs.text()

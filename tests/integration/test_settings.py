@@ -235,3 +235,27 @@ def test_manage_py_stops_on_a_bad_variable_with_one_line_naming_it() -> None:
 
     assert result.returncode == 1
     assert result.stderr == 'Configuration error: DEBUG must be "true" or "false", not \'yes\'\n'
+
+
+def test_the_llm_allow_list_reads_variable_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    read = read_settings(
+        monkeypatch, **PRODUCTION, GATEHOUSE_LLM_ENV_ALLOW="SALVOR_DEMO_BASE_URL, TEAM_KEY"
+    )
+
+    assert read["GATEHOUSE_LLM_ENV_ALLOW"] == ["SALVOR_DEMO_BASE_URL", "TEAM_KEY"]
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("SECRET_KEY", "`SECRET_KEY` is one of Gatehouse's own settings"),
+        ("DATABASE_URL_FILE", "`DATABASE_URL_FILE` is one of Gatehouse's own settings"),
+        ("GATEHOUSE_OPENAI_API_KEY", "`GATEHOUSE_OPENAI_API_KEY` is one of Gatehouse's own"),
+        ("MY-URL", "`MY-URL` is not an environment variable name"),
+    ],
+)
+def test_an_llm_allow_list_naming_a_secret_of_gatehouse_stops_start_up(
+    monkeypatch: pytest.MonkeyPatch, value: str, words: str
+) -> None:
+    with pytest.raises(ImproperlyConfigured, match=f"GATEHOUSE_LLM_ENV_ALLOW: {words}"):
+        read_settings(monkeypatch, **PRODUCTION, GATEHOUSE_LLM_ENV_ALLOW=f"OK_URL,{value}")

@@ -93,11 +93,7 @@ def test_a_definition_without_an_output_schema_hashes_as_before() -> None:
             '[llm]\nbase_url_env = "SALVOR_HERO_BASE_URL"\n\n[budgets]\nsteps = 24\n'
             'tokens = 400000\n\n[[mcp_servers]]\ncommand = "target/debug/salvor-hero-tools"\n'
             'effect_overrides = { save_claim = "write" }\n',
-            [
-                ("unsupported_field", "llm"),
-                ("unsupported_field", "mcp_servers"),
-                ("unknown_model", "model"),
-            ],
+            [("unsupported_field", "mcp_servers")],
         ),
         (
             "keys.toml",
@@ -110,11 +106,7 @@ def test_a_definition_without_an_output_schema_hashes_as_before() -> None:
             'model = "llama3.2"\nsystem_prompt = "x"\n\n[llm]\nbase_url = "http://localhost:11434"\n'
             'api_key_env = "SALVOR_LOCAL_MODEL_API_KEY"\n\n[budgets]\nsteps = 5\ntokens = 20000\n'
             "wall_time_seconds = 120\n",
-            [
-                ("unsupported_field", "llm"),
-                ("unsupported_field", "budgets.wall_time_seconds"),
-                ("unknown_model", "model"),
-            ],
+            [("unknown_model", "model"), ("llm_base_url_refused", "llm.base_url")],
         ),
         (
             "bad_both_output_schemas.toml",
@@ -129,7 +121,7 @@ def test_a_definition_without_an_output_schema_hashes_as_before() -> None:
         (
             "bad_unknown_field.toml",
             'model = "claude-opus-4-8"\n[budgets]\nstep = 3\n',
-            [("malformed_definition", "budgets.step"), ("unknown_model", "model")],
+            [("malformed_definition", "budgets.step")],
         ),
         (
             "bad_wasm_without_effect.toml",
@@ -147,13 +139,12 @@ def test_the_references_own_files_are_refused_naming_every_field_without_a_meani
 
 def test_each_refusal_says_why_and_what_to_do_instead() -> None:
     with pytest.raises(InvalidAgentDefinition) as refused:
-        read('model = "echo"\n[[mcp_servers]]\ncommand = "x"\n[pricing]\ninput_per_mtok = 1.0\n')
+        read('model = "echo"\n[[mcp_servers]]\ncommand = "x"\n')
 
     messages = [error["message"] for error in refused.value.errors]
     assert messages[0].startswith("`mcp_servers` is not supported here: this server runs no MCP")
     assert "`tools` (GET /v1/tools)" in messages[0]
     assert "idempotency_keys" in messages[0]
-    assert messages[1].startswith("`pricing` is not supported here: cost budgets")
 
 
 def test_a_file_that_is_not_toml_is_refused_as_such() -> None:
@@ -165,10 +156,11 @@ def test_a_file_that_is_not_toml_is_refused_as_such() -> None:
     assert error["message"].startswith("the agent file is not valid TOML: ")
 
 
-def test_recording_prompts_can_be_declined_but_not_asked_for() -> None:
-    assert read('model = "echo"\nrecord_prompts = false\n').model == "echo"
-    assert problems('model = "echo"\nrecord_prompts = true\n') == [
-        ("unsupported_field", "record_prompts")
+def test_recording_prompts_can_be_declined_or_asked_for() -> None:
+    assert read('model = "echo"\nrecord_prompts = false\n').record_prompts is False
+    assert read('model = "echo"\nrecord_prompts = true\n').record_prompts is True
+    assert problems('model = "echo"\nrecord_prompts = "yes"\n') == [
+        ("malformed_definition", "record_prompts")
     ]
 
 
@@ -240,3 +232,88 @@ def test_an_output_schema_of_too_many_subschemas_is_refused_before_it_is_checked
     (error,) = refused.value.errors
     assert error["code"] == "schemas_too_large"
     assert "more than 10000 subschemas" in error["message"]
+
+
+CLAUDE = """\
+model = "claude-opus-4-8"
+name = "notify-summary"
+system_prompt = "You are the notify-summary writer."
+max_response_tokens = 1024
+record_prompts = true
+
+[llm]
+base_url = "https://api.anthropic.com/"
+base_url_env = "SALVOR_DEMO_BASE_URL"
+api_key_env = "TEAM_KEY"
+api_key_kind = "api_key"
+max_retries = 3
+timeout_seconds = 30
+
+[budgets]
+steps = 10
+tokens = 20000
+cost_usd = 0.5
+wall_time_seconds = 90.5
+
+[pricing]
+input_per_mtok = 3
+output_per_mtok = 15.0
+"""
+
+
+def test_the_model_fields_of_the_reference_map_onto_the_definition() -> None:
+    definition = read(CLAUDE)
+
+    assert definition.model == "claude-opus-4-8"
+    assert definition.llm == {
+        "base_url": "https://api.anthropic.com",
+        "base_url_env": "SALVOR_DEMO_BASE_URL",
+        "api_key_env": "TEAM_KEY",
+        "max_retries": 3,
+        "timeout_seconds": 30,
+    }
+    assert definition.budget == {
+        "max_steps": 10,
+        "max_tokens": 20000,
+        "max_cost_usd": 0.5,
+        "max_wall_time_seconds": 90.5,
+    }
+    assert definition.pricing == {"input_per_mtok": 3, "output_per_mtok": 15.0}
+    assert (definition.max_response_tokens, definition.record_prompts) == (1024, True)
+    # hashed as the other fields are, and read back from the stored form unchanged
+    assert parse_agent_definition(definition.identity()).identity() == definition.identity()
+
+
+def test_a_definition_without_the_model_fields_hashes_as_before() -> None:
+    plain = read('model = "echo"\nsystem_prompt = "p"\n[llm]\n')
+
+    assert set(plain.identity()) == {"model", "prompt", "tools", "options"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[llm]\nbase_url = "http://10.0.0.1"\n', [("llm_base_url_refused", "llm.base_url")]),
+        ('[llm]\nbase_url_env = "not a name"\n', [("malformed_definition", "llm.base_url_env")]),
+        ('[llm]\napi_key_kind = "token"\n', [("malformed_definition", "llm.api_key_kind")]),
+        ("[llm]\nmax_retries = 99\n", [("malformed_definition", "llm.max_retries")]),
+        ('[llm]\nkey = "sk-..."\n', [("malformed_definition", "llm.key")]),
+        ("[pricing]\ninput_per_mtok = -1\n", [
+            ("malformed_definition", "pricing.input_per_mtok"),
+            ("malformed_definition", "pricing.output_per_mtok")]),
+        ("[budgets]\ncost_usd = 1.0\n", [("missing_pricing", "pricing")]),
+        ("[budgets]\nwall_time_seconds = 0\n", [
+            ("malformed_definition", "budgets.wall_time_seconds")]),
+        ("max_response_tokens = 0\n", [("malformed_definition", "max_response_tokens")]),
+    ],
+)  # fmt: skip
+def test_the_model_fields_are_checked_one_by_one(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert problems('model = "claude-opus-4-8"\n' + text) == expected
+
+
+def test_llm_means_nothing_to_the_offline_models() -> None:
+    assert problems('model = "echo"\n[llm]\nbase_url_env = "X"\n') == [
+        ("malformed_definition", "llm")
+    ]

@@ -358,7 +358,20 @@ def test_a_name_over_64_characters_is_agent_name_too_long(name: str) -> None:
 
 @pytest.mark.parametrize(
     "model",
-    ["gpt-4o", "openai", "openai:", "openai: ", "Echo", "ECHO", "", "scripted ", "anthropic:x"],
+    [
+        "gpt-4o",
+        "openai",
+        "openai:",
+        "openai: ",
+        "Echo",
+        "ECHO",
+        "",
+        "scripted ",
+        "anthropic:x",
+        "claude-",
+        "claude- ",
+        "Claude-3",
+    ],
 )
 def test_a_model_that_is_not_echo_scripted_or_openai_is_unknown_model(model: str) -> None:
     error = _only({"model": model, "prompt": "p"})

@@ -236,7 +236,9 @@ def test_a_budget_is_raised_with_the_references_extend_or_our_limit(
     ("extend", "path", "words"),
     [
         ({"tokens": 5}, "$.extend.tokens", "must name `steps`"),
-        ({"cost_usd": 5}, "$.extend.cost_usd", "not a budget here"),
+        ({"cost_usd": 5}, "$.extend.cost_usd", "must name `steps`"),
+        ({"wall_time_seconds": 5}, "$.extend.wall_time_seconds", "must name `steps`"),
+        ({"dollars": 5}, "$.extend.dollars", "not a budget here"),
         ({"steps": 5, "tokens": 9}, "$.extend", '"steps": <the new limit>'),
         ({"steps": 2}, "$.limit", "above what was observed (3)"),
     ],
