@@ -54,6 +54,21 @@ def refused(body: str, message: Any, field: str = "", *more: dict[str, Any]) -> 
     }
 
 
+def note_stored_agents(corpus: Any) -> None:
+    """What ``GET /v1/agents`` lists before the attack (other attacks store agents too)."""
+    corpus.names["agents_before"] = _stored_agents(corpus)
+
+
+def no_agent_was_stored(corpus: Any) -> None:
+    assert _stored_agents(corpus) == corpus.names["agents_before"], "a refused agent was stored"
+
+
+def _stored_agents(corpus: Any) -> list[str]:
+    answer = corpus.request("GET", "/v1/agents")
+    assert answer.status_code == 200, answer.text[:1000]
+    return sorted(agent["agent"] for agent in answer.json()["agents"])
+
+
 CASE = {
     "found": [],
     "attack": (
@@ -64,6 +79,7 @@ CASE = {
     ),
     "bounds": {"server_growth_mib": 60},
     "steps": [
+        {"do": "python", "call": note_stored_agents},
         {"do": "python", "call": four_at_once},
         refused(
             "[output_schema]\n" + "x = " + "[" * 100_000 + "]" * 100_000 + "\n",
@@ -98,10 +114,6 @@ CASE = {
             "output_schema.examples[0]",
             {"field": "output_schema.examples[1]", "message": {"$contains": "a TOML time"}},
         ),
-        {
-            "do": "request",
-            "path": "/v1/agents",
-            "expect": {"status": 200, "json": {"agents": []}},
-        },
+        {"do": "python", "call": no_agent_was_stored},
     ],
 }

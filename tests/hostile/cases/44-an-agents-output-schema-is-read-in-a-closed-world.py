@@ -38,6 +38,22 @@ NOT_LOCAL = {
     "message": {"$startswith": "agent node `answer`: its agent's `output_schema` refers outside"},
 }
 
+
+def note_stored_agents(corpus: Any) -> None:
+    """What ``GET /v1/agents`` lists before the attack (other attacks store agents too)."""
+    corpus.names["agents_before"] = _stored_agents(corpus)
+
+
+def no_agent_was_stored(corpus: Any) -> None:
+    assert _stored_agents(corpus) == corpus.names["agents_before"], "a refused agent was stored"
+
+
+def _stored_agents(corpus: Any) -> list[str]:
+    answer = corpus.request("GET", "/v1/agents")
+    assert answer.status_code == 200, answer.text[:1000]
+    return sorted(agent["agent"] for agent in answer.json()["agents"])
+
+
 CASE = {
     "found": [],
     "attack": (
@@ -46,6 +62,7 @@ CASE = {
     ),
     "bounds": {"seconds": 60},  # a `manage.py shell` start: seconds on a busy machine
     "steps": [
+        {"do": "python", "call": note_stored_agents},
         {
             "do": "request",
             "method": "POST",
@@ -82,7 +99,7 @@ CASE = {
                 },
             },
         },
-        {"do": "request", "path": "/v1/agents", "expect": {"json": {"agents": []}}},
+        {"do": "python", "call": no_agent_was_stored},
         {"do": "python", "call": store_agent_unchecked},
         {"do": "store_graph", "graph": graph("{{agent}}")},
         {
