@@ -46,12 +46,24 @@ def settle_start_up() -> None:
     """Load what every request needs (the URLconf: the views, the API and its schemas), then
     keep all that start-up made out of the garbage collector's full passes (``gc.freeze``).
 
+    A ``GATEHOUSE_MCP_SERVERS`` file that cannot be read raises ``ImproperlyConfigured``.
+
     Those objects live as long as the process; without this, a full pass walks them again
     every few requests: tens of milliseconds each, which were most of the slowest editor
     answers on large graphs (docs/benchmarks.md). The servers' entry points call it once.
     """
+    from django.core.exceptions import ImproperlyConfigured
     from django.urls import get_resolver
 
+    from editor.services.installation import mcp_catalogue
+    from editor.tools.mcp import CatalogueError
+
     get_resolver().url_patterns  # noqa: B018  (imports the URLconf)
+    # A catalogue of MCP servers that cannot be read stops the server here, naming what is
+    # wrong, as a bad setting does (its servers are started only by the calls that need them).
+    try:
+        mcp_catalogue()
+    except CatalogueError as error:
+        raise ImproperlyConfigured(str(error)) from None
     gc.collect()
     gc.freeze()

@@ -55,6 +55,7 @@ from editor.services.errors import (
     WrongState,
     mapped,
 )
+from editor.services.installation import MISCONFIGURED
 
 __all__ = [
     "CODES_BY_STATUS",
@@ -251,6 +252,18 @@ def _unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
     return status_response(503)
 
 
+#: What a client is told while the installation's tools cannot be built (the detail is logged).
+MISCONFIGURED_MESSAGE = (
+    "this installation's tools are misconfigured; an operator must fix the server's "
+    "configuration (its log names what is wrong)"
+)
+
+
+def _misconfigured(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logger.error("the tool registry cannot be built (%s %s): %s", request.method, request.path, exc)
+    return status_response(503, MISCONFIGURED_MESSAGE)
+
+
 def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.error("unexpected error during %s %s", request.method, request.path, exc_info=exc)
     return status_response(500)
@@ -272,6 +285,7 @@ def install_error_handlers(api: NinjaAPI) -> None:
         OperationalError: _unavailable,
         InterfaceError: _unavailable,
         DataError: _unstorable,
+        **dict.fromkeys(MISCONFIGURED, _misconfigured),
         Exception: _unexpected,
     }
     for exc_class, handler in handlers.items():

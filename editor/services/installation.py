@@ -24,6 +24,7 @@ from editor.providers import build_registry as build_providers
 from editor.tools import build_registry as build_tools
 from editor.tools.mcp import (
     Catalogue,
+    CatalogueError,
     McpConnections,
     McpServerEntry,
     ServerListing,
@@ -31,9 +32,10 @@ from editor.tools.mcp import (
     read_catalogue,
     register_mcp_tools,
 )
-from editor.tools.registry import Registry
+from editor.tools.registry import Registry, ToolRegistryError
 
 __all__ = [
+    "MISCONFIGURED",
     "OrmAgentDirectory",
     "fresh_mcp_listings",
     "installation",
@@ -46,6 +48,12 @@ __all__ = [
     "reset",
     "tools",
 ]
+
+#: What building the registries raises when the operator's configuration cannot be used (a bad
+#: ``GATEHOUSE_MCP_SERVERS``, a tool name two servers offer, a broken ``GATEHOUSE_TOOL_MODULES``
+#: module): the worker and ``manage.py check`` stop on it; a web request that needs the
+#: registry answers ``503``, naming no detail of the configuration, and logs it.
+MISCONFIGURED = (CatalogueError, ToolRegistryError)
 
 
 class OrmAgentDirectory:

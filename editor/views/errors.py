@@ -42,6 +42,7 @@ from editor.services.errors import (
     UnknownRun,
     mapped,
 )
+from editor.services.installation import MISCONFIGURED
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ __all__ = [
     "FORBIDDEN",
     "NOT_FOUND",
     "RETRY_AFTER_SECONDS",
+    "TOOLS_MISCONFIGURED",
     "UNAVAILABLE",
     "over_limit_page",
     "server_error",
@@ -67,6 +69,10 @@ RETRY_AFTER_SECONDS = 5
 #: What each page says, also when its template cannot be drawn (a broken deployment).
 UNAVAILABLE = "Gatehouse cannot reach its database right now; try again in a moment."
 FAILED = "Gatehouse could not answer this request. The error has been logged."
+TOOLS_MISCONFIGURED = (
+    "This installation's tools are misconfigured, so this page cannot be shown; an operator "
+    "must fix the server's configuration (its log names what is wrong)."
+)
 
 
 #: The service errors a page answers with Django's 404 page, and what each says there.
@@ -134,6 +140,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
         response = _page("503.html", UNAVAILABLE, status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
+    if isinstance(error, MISCONFIGURED):
+        return _page("503.html", TOOLS_MISCONFIGURED, status=503)
     return _page("500.html", FAILED, status=500)
 
 
