@@ -90,9 +90,10 @@ def test_a_sample_that_breaks_the_entry_schema_is_400_naming_it_and_nothing_chan
 def test_two_samples_of_one_name_or_a_blank_name_are_refused(api: Caller) -> None:
     slug = document(api)
     twice = [SAMPLES[0], SAMPLES[0]]
-    assert "two samples" in error_of(api.put(f"/v1/documents/{slug}/samples", {"samples": twice}))[
-        "message"
-    ]
+    assert (
+        "two samples"
+        in error_of(api.put(f"/v1/documents/{slug}/samples", {"samples": twice}))["message"]
+    )
     blank = [{"name": "  ", "input": {"amount": 1}}]
     assert error_of(api.put(f"/v1/documents/{slug}/samples", {"samples": blank}))["details"] == {
         "field": "samples[0]"
