@@ -19,6 +19,8 @@ from editor.views import (
     live,
     run_details,
     runs,
+    runs_compare,
+    test_runs,
     tools,
     versions,
 )
@@ -92,6 +94,14 @@ urlpatterns = [
     path("graphs/<slug:slug>/undo/", editor_history.undo, name="editor_undo"),
     path("graphs/<slug:slug>/redo/", editor_history.redo, name="editor_redo"),
     path("graphs/<slug:slug>/history/", editor_history.history_panel, name="editor_history"),
+    path("graphs/<slug:slug>/test/", test_runs.panel, name="editor_test"),
+    path("graphs/<slug:slug>/test/runs/", test_runs.run_list, name="editor_test_runs"),
+    path("graphs/<slug:slug>/test/run/", test_runs.start, name="editor_test_run"),
+    path("graphs/<slug:slug>/test/samples/", test_runs.save_samples, name="editor_test_samples"),
+    path("graphs/<slug:slug>/test/pin/", test_runs.pin, name="editor_test_pin"),
+    path("graphs/<slug:slug>/test/unpin/", test_runs.unpin, name="editor_test_unpin"),
+    path("graphs/<slug:slug>/test/decide/", test_runs.decide, name="editor_test_decide"),
+    path("runs/compare/", runs_compare.compare_page, name="runs_compare"),
     path(
         "graphs/<slug:slug>/history/restore/",
         editor_history.restore,

@@ -69,6 +69,7 @@ __all__ = [
     "put_pins",
     "recent_test_runs",
     "start_test_run",
+    "stored_pins",
     "write_tools",
 ]
 
@@ -170,9 +171,7 @@ def _chosen_pins(document: Document, graph: Graph, pins: Any) -> dict[str, Any]:
     """The pins a test run uses, each checked against its node in the draft as it is now.
     A stored pin of a node the draft no longer has is left out (kept, should it come back)."""
     if pins is None:
-        stored = {pin.node: pin.output for pin in PinnedOutput.objects.filter(document=document)}
-        top = {node.id for node in graph.nodes}
-        chosen = {node: output for node, output in stored.items() if node in top}
+        chosen = stored_pins(document, graph)
     elif isinstance(pins, dict):
         check_storable(pins)
         chosen = dict(pins)
@@ -181,6 +180,14 @@ def _chosen_pins(document: Document, graph: Graph, pins: Any) -> dict[str, Any]:
     for node, output in chosen.items():
         check_pin(graph, node, output)
     return chosen
+
+
+def stored_pins(document: Document, graph: Graph) -> dict[str, Any]:
+    """The document's pins of nodes the draft has at its top level (the pin of a node since
+    removed is kept, should it come back, but not used)."""
+    stored = {pin.node: pin.output for pin in PinnedOutput.objects.filter(document=document)}
+    top = {node.id for node in graph.nodes}
+    return {node: output for node, output in stored.items() if node in top}
 
 
 def check_pin(graph: Graph, node_id: str, output: Any) -> None:
