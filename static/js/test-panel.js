@@ -8,10 +8,13 @@
     document.querySelectorAll("#pin-list [data-pinned-node]").forEach(function (item) {
       pinned.add(item.getAttribute("data-pinned-node"));
     });
+    // A top-level node links to ?node=<its id> (its DOT id, the <title>, is another name).
     document.querySelectorAll("#canvas-panel svg g.node").forEach(function (group) {
-      var title = group.querySelector("title");
-      var id = title ? title.textContent : "";
-      group.classList.toggle("pinned", pinned.has(id));
+      var link = group.querySelector("a");
+      var href = link && (link.getAttribute("href") || link.getAttribute("xlink:href"));
+      var id = href ? new URL(href, window.location.href).searchParams.get("node") : null;
+      var top = href && !new URL(href, window.location.href).searchParams.has("in");
+      group.classList.toggle("pinned", Boolean(top && id !== null && pinned.has(id)));
     });
   }
 
