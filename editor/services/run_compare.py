@@ -115,7 +115,8 @@ def _sides(
         elif kind in {"Resumed", "BudgetRaised", "Reconciled", "SleepCompleted"}:
             states[node] = "entered"
         elif kind == "ModelCallCompleted":
-            usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+            found = payload.get("usage")
+            usage: dict[str, Any] = found if isinstance(found, dict) else {}
             counts = tokens.setdefault(node, [0, 0])
             counts[0] += _count(usage.get("input_tokens"))
             counts[1] += _count(usage.get("output_tokens"))
