@@ -39,7 +39,7 @@ from editor.graph import (
     parse_document,
 )
 from editor.graph.model import SubgraphBody
-from editor.models import Document, LastSample, PinnedOutput, Run, RunEvent
+from editor.models import Document, LastSample, PinnedOutput, Run, RunEvent, SampleInput
 from editor.services.document_rows import document_row, require_author
 from editor.services.drafts import held_error
 from editor.services.errors import (
@@ -55,7 +55,7 @@ from editor.services.graphs import check_graph, save_graph, validate_graph_docum
 from editor.services.installation import installation
 from editor.services.run_rows import RunInfo, info
 from editor.services.runs import TestOf, start_run
-from editor.services.storable import check_storable
+from editor.services.storable import check_storable, nul_path
 
 __all__ = [
     "TEST_RUNS_SHOWN",
@@ -162,9 +162,13 @@ def _names(value: Any) -> set[str]:
 
 
 def _remember_sample(user: Any, document: Document, name: str) -> None:
-    if getattr(user, "pk", None) is None:
+    """Remember ``name`` as the sample this person last tested with, when the document keeps
+    a sample of that name (any other text is not one, and is forgotten)."""
+    if getattr(user, "pk", None) is None or nul_path(name) is not None:
         return
-    LastSample.objects.update_or_create(document=document, user=user, defaults={"name": name[:100]})
+    if not SampleInput.objects.filter(document=document, name=name).exists():
+        return
+    LastSample.objects.update_or_create(document=document, user=user, defaults={"name": name})
 
 
 def _chosen_pins(document: Document, graph: Graph, pins: Any) -> dict[str, Any]:

@@ -17,31 +17,16 @@ from editor.graph.jsonio import read_json
 from editor.services import runs, samples, test_panel, test_runs
 from editor.services.errors import (
     DraftInvalid,
-    InvalidPin,
     InvalidRequest,
-    InvalidResume,
     NotAllowed,
-    NotRunnable,
-    NotSuspended,
     ServiceError,
-    WritesUnconfirmed,
+    UnknownDocument,
 )
 from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["decide", "panel", "pin", "run_list", "save_samples", "start", "unpin"]
 
 PAGE = "editor/test.html"
-
-#: The refusals a form of the panel says inside it (others are the page's: 403, 404).
-_SAID = (
-    DraftInvalid,
-    InvalidPin,
-    InvalidRequest,
-    InvalidResume,
-    NotRunnable,
-    NotSuspended,
-    WritesUnconfirmed,
-)
 
 
 def _render(request: HtmxHttpRequest, slug: str, **extra: Any) -> HttpResponse:
@@ -77,7 +62,10 @@ def run_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def _attempt(request: HtmxHttpRequest, slug: str, action: Any, done: str, **kept: Any) -> Any:
     try:
         action()
-    except _SAID as refused:
+    except (NotAllowed, UnknownDocument):
+        raise  # the page's own answers: 403, 404
+    except ServiceError as refused:
+        # Said inside the panel, answered 200 so htmx swaps it (a 4xx body is discarded).
         return _render(request, slug, error=_said(refused), **kept)
     return _render(request, slug, message=done)
 

@@ -164,3 +164,32 @@ def test_the_runs_page_lists_test_runs_only_under_the_filter_and_compares_two(
     one = author_client.get(f"/runs/compare/?run={a}")
     assert one.status_code == 400
     assert b"exactly two runs" in one.content
+
+
+def test_a_test_runs_page_says_it_is_one_and_of_which_revision(
+    author_client: Client, author: User
+) -> None:
+    slug = make(author)
+    author_client.post(f"/graphs/{slug}/test/run/", {"input": "1"}, headers=HTMX)
+    run = Run.objects.get()
+
+    page = author_client.get(f"/runs/{run.id}/").content.decode()
+
+    assert 'id="test-of"' in page
+    assert "revision 1" in page
+
+
+def test_a_test_runs_page_stays_when_its_document_is_deleted(
+    author_client: Client, author: User
+) -> None:
+    slug = make(author)
+    author_client.post(f"/graphs/{slug}/test/run/", {"input": "1"}, headers=HTMX)
+    run = Run.objects.get()
+    documents_row = run.document
+    assert documents_row is not None
+    documents_row.delete()
+
+    page = author_client.get(f"/runs/{run.id}/")
+
+    assert page.status_code == 200
+    assert "a deleted document" in page.content.decode()
