@@ -360,6 +360,13 @@ class Run(models.Model):
         db_index=False,  # indexed by ``run_forks``, over the forks alone
     )
     forked_from = models.JSONField(null=True, blank=True)
+    #: For a test run of a document's draft, the draft revision it ran (``document`` is the
+    #: draft's document); ``None`` for every other run. Test runs stay out of the inbox and the
+    #: default runs list (editor.services.test_runs).
+    test_revision = models.PositiveIntegerField(null=True, blank=True)
+    #: A test run's pinned outputs, node id → output, copied from the document's pins when it
+    #: started: the drive uses them instead of running those nodes. Never a frozen run's.
+    test_pins = models.JSONField(default=dict, blank=True, decoder=ReferenceJsonDecoder)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(
@@ -402,6 +409,12 @@ class Run(models.Model):
                 fields=("origin", "created_at", "id"),
                 name="run_forks",
                 condition=models.Q(origin__isnull=False),
+            ),
+            # A document's test runs, newest first (the editor's panel, the Test runs filter).
+            models.Index(
+                fields=("document", "-created_at", "-id"),
+                name="run_test_runs",
+                condition=models.Q(test_revision__isnull=False),
             ),
         ]
 
@@ -518,3 +531,59 @@ class RateCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} @{self.window_start}: {self.count}"
+
+
+class SampleInput(models.Model):
+    """A named input of a document kept for test runs ("small refund"), edited in the editor's
+    test panel and checked against the entry node's input schema when it has one."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="samples")
+    name = models.CharField(max_length=100)
+    input = models.JSONField(null=True, blank=True, decoder=ReferenceJsonDecoder)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ("document", "position", "id")
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(fields=("document", "name"), name="sample_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"sample {self.name!r} of document {self.document_id}"
+
+
+class LastSample(models.Model):
+    """The sample input a person last tested a document with (picked first next time)."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(fields=("document", "user"), name="last_sample_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"last sample {self.name!r} of document {self.document_id}"
+
+
+class PinnedOutput(models.Model):
+    """A node's output pinned for the document's test runs: they use it instead of running
+    the node. Kept with the document, never in the graph (so never in its hash)."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pins")
+    node = models.CharField(max_length=200)
+    output = models.JSONField(null=True, blank=True, decoder=ReferenceJsonDecoder)
+    #: The test run the output was taken from, when it was pinned from a result.
+    from_run = models.UUIDField(null=True, blank=True)
+    pinned_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("document", "node")
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(fields=("document", "node"), name="pin_unique_node"),
+        ]
+
+    def __str__(self) -> str:
+        return f"pin of {self.node!r} in document {self.document_id}"

@@ -111,6 +111,9 @@ GATEHOUSE_RUN_WATCHDOG_GRACE = env_int("GATEHOUSE_RUN_WATCHDOG_GRACE", 30)
 # Data retention: `manage.py prune` removes the runs that finished (completed, failed or
 # abandoned) more than this many days ago, with their event logs. Unset: kept forever.
 GATEHOUSE_FINISHED_RUN_RETENTION_DAYS = env_optional_int("GATEHOUSE_FINISHED_RUN_RETENTION_DAYS")
+# ... and the test runs of drafts (the editor's Test run) that finished more than this many
+# days ago, whatever the setting above says.
+GATEHOUSE_TEST_RUN_RETENTION_DAYS = env_int("GATEHOUSE_TEST_RUN_RETENTION_DAYS", 14)
 # ... and the draft revisions (History) saved more than this many days ago, but for the draft's
 # current state and the revisions frozen as versions. Unset: kept forever (GATEHOUSE_DRAFT_HISTORY
 # still bounds their number).

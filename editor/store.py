@@ -146,6 +146,7 @@ class OrmRunStore:
             input=run.input,
             events=events,
             labels=dict(run.labels or {}),
+            pins=dict(run.test_pins or {}),
         )
 
     def load_graph(self, graph_hash: str) -> bytes | None:

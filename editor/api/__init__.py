@@ -22,7 +22,17 @@ from ninja import NinjaAPI
 from ninja.openapi.views import openapi_json
 from ninja.parser import Parser
 
-from editor.api import agents, documents, errors, forks, graphs, inbox, runs, unoffered
+from editor.api import (
+    agents,
+    documents,
+    errors,
+    forks,
+    graphs,
+    inbox,
+    runs,
+    test_runs,
+    unoffered,
+)
 from editor.api.auth import api_auth
 from editor.graph import read_json
 
@@ -79,6 +89,7 @@ api.add_router("", documents.router)
 api.add_router("", agents.router)
 api.add_router("", runs.router)
 api.add_router("", forks.router)
+api.add_router("", test_runs.router)
 api.add_router("", inbox.router)
 api.add_router("", unoffered.router)
 # Last, so that it only answers what no other route matched.

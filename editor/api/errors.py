@@ -26,15 +26,19 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from editor.api.auth import CsrfFailed
 from editor.api.schemas import ErrorOut
 from editor.services.errors import (
+    DraftInvalid,
     ForkHazard,
     InputTooLarge,
     InvalidAgent,
     InvalidForkNode,
     InvalidGraph,
+    InvalidPin,
     InvalidRequest,
     InvalidResume,
     NotAllowed,
+    NotComparable,
     NotOffered,
+    NotPinned,
     NotRunnable,
     NotSuspended,
     OriginNeedsReconciliation,
@@ -52,6 +56,7 @@ from editor.services.errors import (
     UnknownGraph,
     UnknownRun,
     UnsupportedMediaType,
+    WritesUnconfirmed,
     WrongState,
     mapped,
 )
@@ -74,6 +79,11 @@ BODY_PARAMETER = "payload"
 #: means the error names its own (``NotRunnable``: the first resolution error's code).
 SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     NotAllowed: (403, "forbidden"),
+    DraftInvalid: (409, "draft_invalid"),
+    WritesUnconfirmed: (409, "writes_unconfirmed"),
+    InvalidPin: (400, "invalid_pin"),
+    NotComparable: (400, "not_comparable"),
+    NotPinned: (404, "not_pinned"),
     NotOffered: (404, "not_offered"),
     InvalidRequest: (400, "bad_request"),
     InputTooLarge: (413, "payload_too_large"),

@@ -92,6 +92,7 @@ def list_runs(
     person: str | None = None,
     since: str | None = Query(None, alias="from"),
     until: str | None = Query(None, alias="to"),
+    test: str | None = None,
     cursor: str | None = None,
     limit: int | None = Query(None, ge=1, le=MAX_LIMIT),
 ) -> Any:
@@ -99,7 +100,8 @@ def list_runs(
     `document` the runs started from a document (its slug); `label` runs carrying a label,
     `key=value` or a `key` alone, repeated for several; `person` the runs someone started
     (username); `from`/`to` the runs started on or after / on or before a day (`YYYY-MM-DD`,
-    UTC). Every one of them unless `cursor` or `limit` is given (then a page and its `next`)."""
+    UTC); `test=true` the test runs of drafts instead (never listed otherwise). Every one of
+    them unless `cursor` or `limit` is given (then a page and its `next`)."""
     filters = read_run_filter(
         {
             "status": status,
@@ -109,6 +111,7 @@ def list_runs(
             "person": person,
             "from": since,
             "to": until,
+            "test": test,
         },
         state_name="status",
     )

@@ -364,7 +364,7 @@ class RunOut(_OmitNone):
     """A run (spec 05): ``labels`` only when it has some; ``pending`` (the call it has in
     flight, or the write cut off) only from ``GET /v1/runs/{id}``, when there is one."""
 
-    _omitted_when_none = frozenset({"labels", "pending", "forked_from"})
+    _omitted_when_none = frozenset({"labels", "pending", "forked_from", "test"})
 
     run: str
     graph_hash: str
@@ -392,6 +392,8 @@ class RunOut(_OmitNone):
     #: A fork's origin (``run_id``, ``through_seq``, ``from_node``, ``graph_hash``,
     #: ``acknowledged_writes``); absent for a run started anew.
     forked_from: dict[str, Any] | None = None
+    #: A test run of a document's draft: ``{"document", "revision"}``; absent on other runs.
+    test: dict[str, Any] | None = None
 
     @staticmethod
     def resolve_labels(run: Any) -> dict[str, str] | None:

@@ -33,7 +33,7 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
     for kind, fields in {
         "GraphRunStarted": ("graph_hash", "input", "labels", "forked_from"),
         "NodeEntered": ("node", *_SCOPED),
-        "NodeExited": ("node", "output", *_SCOPED),
+        "NodeExited": ("node", "output", "pinned", *_SCOPED),
         "NodeSkipped": ("node", "reason", *_SCOPED),
         "ToolCallRequested": (
             "node",

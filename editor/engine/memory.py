@@ -50,13 +50,20 @@ class InMemoryStore:
         labels: dict[str, str] | None = None,
         *,
         now: datetime | None = None,
+        pins: dict[str, Any] | None = None,
     ) -> str:
-        """Store a graph (or use a stored hash) and a queued run of it; return the run id."""
+        """Store a graph (or use a stored hash) and a queued run of it; return the run id.
+        ``pins``: a test run's pinned outputs, by node id."""
         digest = graph if isinstance(graph, str) else self.add_graph(graph)
         run_id = str(uuid.uuid4())
         first = start_event(run_id, digest, input, labels, now or SystemClock().now())
         with self._lock:
-            self.runs[run_id] = {"graph_hash": digest, "input": input, "labels": labels or {}}
+            self.runs[run_id] = {
+                "graph_hash": digest,
+                "input": input,
+                "labels": labels or {},
+                "pins": dict(pins or {}),
+            }
             self.events[run_id] = [first]
             self.runs[run_id]["status"] = run_status([first])
         return run_id
@@ -91,7 +98,12 @@ class InMemoryStore:
         with self._lock:
             run = self.runs[run_id]
             return RunRecord(
-                run_id, run["graph_hash"], run["input"], tuple(self.events[run_id]), run["labels"]
+                run_id,
+                run["graph_hash"],
+                run["input"],
+                tuple(self.events[run_id]),
+                run["labels"],
+                dict(run.get("pins") or {}),
             )
 
     def load_graph(self, graph_hash: str) -> bytes | None:

@@ -75,6 +75,9 @@ class RunRecord:
     input: Any
     events: tuple[Envelope, ...]
     labels: dict[str, str] = field(default_factory=dict)
+    #: A test run's pinned outputs (node id → output): the drive records each as the node's
+    #: output (``NodeExited`` with ``pinned: true``) instead of running the node.
+    pins: dict[str, Any] = field(default_factory=dict)
 
 
 class RunStore(Protocol):

@@ -383,6 +383,8 @@ class _Drive(CallSteps, IterationSteps):
         past = self.history.get(scope, node.id)
         if past.exited:
             return past.output, past.case
+        if not scope and node.id in self.record.pins:
+            return self._pinned(node, past, buffer), None
         case: str | None = None
         if isinstance(node, BranchNode) and node.agent_hash is None:
             case = self._pick_case(node, value)  # before NodeEntered: its failure is exact
@@ -411,6 +413,17 @@ class _Drive(CallSteps, IterationSteps):
             output = self._fold(graph, node, value, scope, buffer, past)
         buffer.append(("NodeExited", event_payload(node.id, scope, output=output)))
         return output, case
+
+    def _pinned(self, node: Node, past: NodeHistory, buffer: Buffer) -> Any:
+        """A test run's pinned node: its pinned output stands for running it, recorded as
+        such (``NodeExited.pinned``). Only top-level nodes are pinned (a map's body runs once
+        per item); a branch is never pinned (its case is its decision, not an output)."""
+        output = self.record.pins[node.id]
+        if not past.entered:
+            self._check_limits()
+            buffer.append(("NodeEntered", event_payload(node.id, ())))
+        buffer.append(("NodeExited", event_payload(node.id, (), output=output, pinned=True)))
+        return output
 
     # delay --------------------------------------------------------------------------
 

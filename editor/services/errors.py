@@ -14,16 +14,20 @@ from typing import Any
 
 __all__ = [
     "AlreadyFinished",
+    "DraftInvalid",
     "ForkHazard",
     "InputTooLarge",
     "InvalidAgent",
     "InvalidCursor",
     "InvalidForkNode",
     "InvalidGraph",
+    "InvalidPin",
     "InvalidRequest",
     "InvalidResume",
     "NotAllowed",
+    "NotComparable",
     "NotOffered",
+    "NotPinned",
     "NotRunnable",
     "NotSuspended",
     "OriginNeedsReconciliation",
@@ -41,6 +45,7 @@ __all__ = [
     "UnknownGraph",
     "UnknownRun",
     "UnsupportedMediaType",
+    "WritesUnconfirmed",
     "WrongState",
     "mapped",
 ]
@@ -405,6 +410,66 @@ def _utc_text(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class DraftInvalid(ServiceError):
+    """A test run of a draft that does not validate (``draft_invalid``): every error, as
+    validation reports them (held fields too)."""
+
+    def __init__(self, errors: list[dict[str, Any]], revision: int) -> None:
+        first = errors[0].get("message") if errors else "it does not parse"
+        super().__init__(
+            f"the draft (revision {revision}) has {len(errors)} error(s) and cannot be tested: "
+            f"{first}"
+        )
+        self.errors = errors
+        self.revision = revision
+
+    def details(self) -> dict[str, Any]:
+        return {"errors": self.errors, "revision": self.revision}
+
+
+class WritesUnconfirmed(ServiceError):
+    """A test run whose draft would call ``write`` tools the author has not confirmed
+    (``writes_unconfirmed``); ``tools`` are the unconfirmed ones, with the nodes calling them."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        names = ", ".join(f"`{entry['tool']}`" for entry in tools)
+        super().__init__(
+            f"this test run would call write tools for real: {names}; confirm them "
+            "(`confirm_writes`) or pin the nodes that call them"
+        )
+        self.tools = tools
+
+    def details(self) -> dict[str, Any]:
+        return {"tools": self.tools}
+
+
+class InvalidPin(ServiceError):
+    """A pinned output that its node cannot take (``invalid_pin``): it breaks the node's
+    output schema, or the node is not one a test run can stand a pin in for."""
+
+    def __init__(self, node: str, message: str) -> None:
+        super().__init__(f"the pin of `{node}`: {message}")
+        self.node = node
+
+    def details(self) -> dict[str, Any]:
+        return {"node": self.node}
+
+
+class NotPinned(ServiceError):
+    """A node of the document with no pinned output (``not_pinned``)."""
+
+    def __init__(self, node: str) -> None:
+        super().__init__(f"`{node}` is not pinned")
+        self.node = node
+
+    def details(self) -> dict[str, Any]:
+        return {"node": self.node}
+
+
+class NotComparable(ServiceError):
+    """Two runs that cannot be compared: they are not of the same document."""
 
 
 def mapped[T](table: Mapping[type[ServiceError], T], error: BaseException) -> T | None:

@@ -111,6 +111,10 @@ def fork_run(
             created_by=user if getattr(user, "pk", None) else None,
             origin=origin,
             forked_from=forked_from,
+            # A fork of a test run is a test run of the same revision, with the same pins: it
+            # stays out of the inbox and the default runs list as its origin does.
+            test_revision=origin.test_revision,
+            test_pins=dict(origin.test_pins or {}),
         )
         store().record(child_id, events, status)
         enqueue_run(child_id)

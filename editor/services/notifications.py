@@ -108,7 +108,10 @@ def _one_line(subject: str) -> str:
 def _pending_event(run_id: str, seq: int, kinds: frozenset[str]) -> RunEvent | None:
     """The event recorded at ``seq`` when it is of ``kinds`` and its item still waits."""
     event = (
-        RunEvent.objects.filter(run_id=run_id, seq=seq, kind__in=kinds)
+        # A test run's items are its author's, decided in the editor: nobody is emailed.
+        RunEvent.objects.filter(
+            run_id=run_id, seq=seq, kind__in=kinds, run__test_revision__isnull=True
+        )
         .select_related("run", "run__document")
         .first()
     )

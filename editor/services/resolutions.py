@@ -123,6 +123,17 @@ def _check_resolver(user: Any, item: dict[str, Any] | None) -> None:
         raise NotAllowed()
 
 
+def _test_gate(run: Run, item: dict[str, Any] | None) -> bool:
+    return run.test_revision is not None and item is not None and item.get("kind") == "gate"
+
+
+def _check_test_resolver(user: Any, run: Run) -> None:
+    """A gate of a test run is decided by the author who started it, on the editor or the
+    run page, and by no one else: test runs never reach the approvers' inbox."""
+    if run.created_by_id is None or run.created_by_id != getattr(user, "pk", None):
+        raise NotAllowed()
+
+
 def _budget_input(item: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     """The reference's ``{"extend": {kind: n}}`` (the input, or beside it) as ``{"limit": n}``
     for the budget the run exceeded; any other input unchanged."""
@@ -178,7 +189,9 @@ def resume_run(
     if status["state"] == RunState.SLEEPING.value:
         return _wake_if_due(user, current.run_id, status), ()
     item = _pending_item(status, body)
-    if not allowed:
+    if not allowed and _test_gate(run, item):
+        _check_test_resolver(user, run)
+    elif not allowed:
         _check_resolver(user, item)
     if item is not None and not has_input:
         raise InvalidRequest(

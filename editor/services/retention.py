@@ -66,26 +66,28 @@ def finished_cutoff(days: int, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - timedelta(days=days)
 
 
-def _past(cutoff: datetime) -> QuerySet[Run]:
+def _past(cutoff: datetime, tests_only: bool = False) -> QuerySet[Run]:
     # A run finished when its last event was recorded (``updated_at``); it was started before
     # that, so ``created_at`` narrows the search to the index the runs list reads by state.
-    return Run.objects.filter(state__in=FINISHED, created_at__lt=cutoff, updated_at__lt=cutoff)
+    runs = Run.objects.filter(state__in=FINISHED, created_at__lt=cutoff, updated_at__lt=cutoff)
+    # Test runs of drafts have their own retention (GATEHOUSE_TEST_RUN_RETENTION_DAYS).
+    return runs.filter(test_revision__isnull=False) if tests_only else runs
 
 
-def _delete_runs(ids: list[uuid.UUID], cutoff: datetime) -> Batch:
+def _delete_runs(ids: list[uuid.UUID], cutoff: datetime, tests_only: bool = False) -> Batch:
     with transaction.atomic():
         events, _ = RunEvent.objects.filter(run_id__in=ids).delete()
-        runs = _past(cutoff).filter(id__in=ids)
+        runs = _past(cutoff, tests_only).filter(id__in=ids)
         deleted, _ = runs.delete()
     return Batch(deleted, events)
 
 
-def _trim(run_id: uuid.UUID, cutoff: datetime, batch_events: int) -> Batch:
+def _trim(run_id: uuid.UUID, cutoff: datetime, batch_events: int, tests_only: bool) -> Batch:
     """A run with more events than a batch takes: its last ``batch_events`` events go, or, once
     what is left fits in a batch, the run with them."""
     last = RunEvent.objects.filter(run_id=run_id).aggregate(last=Max("seq"))["last"]
     if last is None or last < batch_events:
-        return _delete_runs([run_id], cutoff)
+        return _delete_runs([run_id], cutoff, tests_only)
     with transaction.atomic():
         removed, _ = RunEvent.objects.filter(run_id=run_id, seq__gt=last - batch_events).delete()
     return Batch(0, removed)
@@ -99,21 +101,23 @@ def prune_finished_runs(
     pause: float = 0.05,
     dry_run: bool = False,
     on_batch: Callable[[Batch], None] | None = None,
+    tests_only: bool = False,
 ) -> PruneReport:
-    """Remove every run that finished before ``cutoff``, with its events, in batches."""
+    """Remove every run that finished before ``cutoff``, with its events, in batches
+    (``tests_only``: only the test runs of drafts)."""
     report = PruneReport()
     if dry_run:
-        past = _past(cutoff)
+        past = _past(cutoff, tests_only)
         report.runs = past.count()
         report.events = RunEvent.objects.filter(run__in=past.values("id")).count()
         return report
     while True:
         # No order: the first rows the index gives; each batch removes what it read.
-        rows = list(_past(cutoff).values_list("id", "event_count")[:batch_runs])
+        rows = list(_past(cutoff, tests_only).values_list("id", "event_count")[:batch_runs])
         if not rows:
             return report
         if rows[0][1] > batch_events:
-            batch = _trim(rows[0][0], cutoff, batch_events)
+            batch = _trim(rows[0][0], cutoff, batch_events, tests_only)
         else:
             chosen, events = [], 0
             for run_id, count in rows:
@@ -121,7 +125,7 @@ def prune_finished_runs(
                     break
                 chosen.append(run_id)
                 events += count
-            batch = _delete_runs(chosen, cutoff)
+            batch = _delete_runs(chosen, cutoff, tests_only)
         report.runs += batch.runs
         report.events += batch.events
         report.batches += 1

@@ -61,6 +61,8 @@ class RunFilter:
     person: str | None = None
     since: date | None = None
     until: date | None = None
+    #: Test runs of drafts instead of the others: they are listed only when asked for.
+    tests: bool = False
 
     def __bool__(self) -> bool:
         return self != NO_RUN_FILTER
@@ -75,6 +77,7 @@ class RunFilter:
             ("person", self.person),
             ("from", self.since.isoformat() if self.since else None),
             ("to", self.until.isoformat() if self.until else None),
+            ("test", "true" if self.tests else None),
         ]
         return [(name, value) for name, value in pairs if value is not None]
 
@@ -88,6 +91,7 @@ class RunFilter:
         """``runs`` narrowed to what this filter keeps."""
         if self.matches_nothing:
             return runs.none()
+        runs = runs.filter(test_revision__isnull=not self.tests)
         if self.state is not None:
             runs = runs.filter(state=self.state)
         if self.graph is not None:
@@ -172,6 +176,9 @@ def read_run_filter(params: Any, *, state_name: str = "state") -> RunFilter:
     until = read_day("to", day_to) if day_to else None
     if since and until and since > until:
         raise InvalidRequest("`from` is after `to`", "from")
+    test = _text(params, "test")
+    if test not in (None, "true", "false"):
+        raise InvalidRequest("`test` must be `true` or `false`", "test")
     return RunFilter(
         state=state,
         graph=_text(params, "graph"),
@@ -180,4 +187,5 @@ def read_run_filter(params: Any, *, state_name: str = "state") -> RunFilter:
         person=_text(params, "person"),
         since=since,
         until=until,
+        tests=test == "true",
     )

@@ -66,6 +66,8 @@ class RunInfo:
     #: For a fork: ``{"run_id", "through_seq", "from_node", "graph_hash",
     #: "acknowledged_writes"}``, as its first event records it.
     forked_from: dict[str, Any] | None = None
+    #: For a test run of a draft: ``{"document", "revision"}``; ``None`` for every other run.
+    test: dict[str, Any] | None = None
 
     @property
     def state(self) -> str:
@@ -121,7 +123,15 @@ def info(run: Run) -> RunInfo:
         step_count=run.step_count,
         driver=_driver(run),
         forked_from=run.forked_from or None,
+        test=_test_of(run),
     )
+
+
+def _test_of(run: Run) -> dict[str, Any] | None:
+    if run.test_revision is None:
+        return None
+    slug = run.document.slug if run.document is not None else None
+    return {"document": slug, "revision": run.test_revision}
 
 
 def envelopes(run: Run) -> tuple[Envelope, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -75,6 +75,7 @@ __all__ = [
     "ResolveOutcome",
     "ResumeOutcome",
     "RunInfo",
+    "TestOf",
     "abandon",
     "check_labels",
     "get_run",
@@ -226,6 +227,17 @@ def list_tools() -> list[dict[str, Any]]:
 # --- Starting ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class TestOf:
+    """What makes a run a test run: the draft revision it runs, and the pinned outputs it
+    uses instead of running those nodes."""
+
+    __test__ = False  # not a pytest class
+
+    revision: int
+    pins: dict[str, Any] = field(default_factory=dict)
+
+
 def check_labels(labels: Any) -> dict[str, str]:
     """Spec 05's labels: an object of strings, at most 16, keys ≤ 64 and values ≤ 256 bytes."""
     if labels is None:
@@ -263,11 +275,16 @@ def start_run(
     labels: Any = None,
     *,
     document_slug: str | None = None,
+    test: TestOf | None = None,
 ) -> RunInfo:
     """Start a run of a stored graph: resolve its names here, store it ``queued`` with its
     ``GraphRunStarted``, and hand it to a worker once that commits. Nothing is created when
-    anything fails. Answers the run as it was committed (``queued``)."""
-    if not can_operate(user):
+    anything fails. Answers the run as it was committed (``queued``).
+
+    Every run starts here, test runs of a draft too (``test``: the draft revision and the
+    pins it uses, from :mod:`editor.services.test_runs`, which checked the author); what
+    limits the runs a person starts belongs here, once, for both."""
+    if test is None and not can_operate(user):
         raise NotAllowed()
     checked_labels = check_labels(labels)
     where = nul_path(input)
@@ -297,6 +314,8 @@ def start_run(
             state=RunState.QUEUED.value,
             status={"state": RunState.QUEUED.value},
             created_by=user if getattr(user, "pk", None) else None,
+            test_revision=test.revision if test is not None else None,
+            test_pins=dict(test.pins) if test is not None else {},
         )
         run_id = str(run.id)
         first = start_event(run_id, graph_hash, input, checked_labels or None, timezone.now())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from django_tasks_db.models import DBTaskResult
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
 from editor.models import Run
-from editor.services import runs
+from editor.services import documents, runs, test_runs
 from editor.tasks import drive_run, notify_approvers
 from tests.integration.api.callers import bearer_caller, make_user
 from tests.integration.api.running import store
@@ -127,3 +128,21 @@ def test_the_mail_is_plain_text_whatever_the_prompt_says(
     assert "\n" not in message.subject
     assert HOSTILE in message.body
     assert message.content_subtype == "plain"
+
+
+def test_a_test_runs_suspension_mails_no_approver(
+    email: None,
+    approvers: list[User],
+    author: User,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+    mailoutbox: list[Any],
+) -> None:
+    documents.create_document(author, title="Trial", text=json.dumps(gated()), slug="trial")
+    run_id = test_runs.start_test_run(author, "trial", {"draft": "v1"}).run
+    with django_capture_on_commit_callbacks(execute=True):
+        assert drive_run.call(run_id) == "suspended"
+
+    seq = Run.objects.get(pk=run_id).status["pending"][0]["seq"]
+    # Its author decides it in the editor: the approvers are not told.
+    assert notify_approvers.call(run_id, seq) == 0
+    assert mailoutbox == []

@@ -1,6 +1,8 @@
 """``manage.py prune``: data retention. Removes the runs that finished (completed, failed or
 abandoned) more than ``GATEHOUSE_FINISHED_RUN_RETENTION_DAYS`` days ago, with their event logs,
-and the draft revisions saved more than ``GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS`` days ago
+the test runs of drafts that finished more than ``GATEHOUSE_TEST_RUN_RETENTION_DAYS`` days ago
+(14 unless set), and the draft revisions saved more than
+``GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS`` days ago
 (but the draft's current state and the revisions frozen as versions), in small transactions
 that let the site keep writing (:mod:`editor.services.retention`).
 
@@ -77,6 +79,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
+            self._test_runs(options)
             self._runs(options)
             self._revisions(options)
             if not options["dry_run"]:
@@ -120,6 +123,22 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Removed {report.runs} runs finished before {when} ({report.events} events) in "
             f"{report.batches} batches."
+        )
+
+    def _test_runs(self, options: dict[str, Any]) -> None:
+        cutoff = finished_cutoff(settings.GATEHOUSE_TEST_RUN_RETENTION_DAYS)
+        report = prune_finished_runs(
+            cutoff,
+            batch_runs=options["batch_runs"],
+            batch_events=options["batch_events"],
+            pause=options["pause"],
+            dry_run=options["dry_run"],
+            tests_only=True,
+        )
+        when = cutoff.strftime("%Y-%m-%d %H:%M UTC")
+        verb = "would be removed" if options["dry_run"] else "removed"
+        self.stdout.write(
+            f"{report.runs} test runs finished before {when} ({report.events} events) {verb}."
         )
 
     def _revisions(self, options: dict[str, Any]) -> None:

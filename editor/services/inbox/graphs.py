@@ -18,10 +18,10 @@ GRAPH_CHOICES = 100
 # Plain SQL that SQLite and PostgreSQL both run; parked_at is set exactly while a run is parked.
 _PARKED_GRAPHS_SQL = """
 WITH RECURSIVE graphs(graph_id) AS (
-    SELECT MIN(graph_id) FROM editor_run WHERE parked_at IS NOT NULL
+    SELECT MIN(graph_id) FROM editor_run WHERE parked_at IS NOT NULL AND test_revision IS NULL
     UNION ALL
     SELECT (SELECT MIN(graph_id) FROM editor_run
-            WHERE parked_at IS NOT NULL AND graph_id > graphs.graph_id)
+            WHERE parked_at IS NOT NULL AND test_revision IS NULL AND graph_id > graphs.graph_id)
     FROM graphs WHERE graphs.graph_id IS NOT NULL
 )
 SELECT graph_id FROM graphs WHERE graph_id IS NOT NULL LIMIT %s

@@ -121,7 +121,10 @@ def _parked() -> Any:
     """The parked runs. ``parked_at`` is set exactly while a run is parked (the store keeps it
     with the state), and the partial indexes over it (``run_parked_order``,
     ``run_parked_graph``) let the first page walk them in order instead of sorting them all."""
-    return Run.objects.filter(parked_at__isnull=False, state__in=_PARKED)
+    # A test run's gates are its author's to decide, never the approvers' (test_runs).
+    return Run.objects.filter(
+        parked_at__isnull=False, state__in=_PARKED, test_revision__isnull=True
+    )
 
 
 def _parked_runs() -> Any:
@@ -207,7 +210,7 @@ def pending_item(run_id: str, node: str | None, scope: Any = None) -> tuple[Run,
     run = Run.objects.select_related("document").filter(pk=key).first()
     if run is None:
         raise UnknownRun(str(run_id))
-    if run.state not in _PARKED:
+    if run.state not in _PARKED or run.test_revision is not None:
         return run, None
     pending = (run.status or {}).get("pending") or []
     wanted = scope_key(scope)

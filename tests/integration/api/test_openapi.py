@@ -50,6 +50,18 @@ OPERATIONS = {
     ("get", "/v1/tools"),
     ("get", "/v1/inbox"),
     ("get", "/v1/inbox/resolved"),
+    # Test runs of drafts, their sample inputs and pins; comparing two runs (issue 24).
+    ("post", "/v1/documents/{slug}/test-runs"),
+    ("get", "/v1/documents/{slug}/test-runs"),
+    ("get", "/v1/documents/{slug}/samples"),
+    ("put", "/v1/documents/{slug}/samples"),
+    ("get", "/v1/documents/{slug}/pins"),
+    ("put", "/v1/documents/{slug}/pins"),
+    ("delete", "/v1/documents/{slug}/pins"),
+    ("get", "/v1/documents/{slug}/pins/{node}"),
+    ("put", "/v1/documents/{slug}/pins/{node}"),
+    ("delete", "/v1/documents/{slug}/pins/{node}"),
+    ("get", "/v1/runs/{a}/compare/{b}"),
 }
 
 

@@ -1,0 +1,121 @@
+"""What the editor's **Test** panel shows: the sample inputs (the last used first picked), the
+`write` tools a test run would call, the document's pins, and its latest test runs, newest
+first, each with the nodes it gave an output for (to pin) and the gate it waits at, if any."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from editor.graph.jsonio import pretty_json
+from editor.models import RunEvent
+from editor.services.access import can_author
+from editor.services.document_rows import document_row
+from editor.services.errors import DraftInvalid
+from editor.services.run_rows import TERMINAL_STATES, RunInfo
+from editor.services.samples import Sample, list_samples
+from editor.services.test_runs import (
+    Pin,
+    draft_graph,
+    list_pins,
+    recent_test_runs,
+    stored_pins,
+    write_tools,
+)
+
+__all__ = ["TestPanel", "TestRunRow", "test_panel"]
+
+
+@dataclass(frozen=True, slots=True)
+class TestRunRow:
+    """A test run as the panel lists it."""
+
+    __test__ = False
+
+    run: RunInfo
+    revision: int | None
+    #: Top-level nodes with an output, in the order they gave it, and whether it was a pin.
+    outputs: list[tuple[str, bool]]
+    output_text: str | None
+    error: str | None
+    #: The gate it waits at (``{"node", "prompt"?}``), decided here by its author.
+    gate: dict[str, Any] | None
+
+    @property
+    def at_rest(self) -> bool:
+        return self.run.status.get("state") in TERMINAL_STATES or self.gate is not None
+
+
+@dataclass(frozen=True, slots=True)
+class TestPanel:
+    __test__ = False
+
+    slug: str
+    can_test: bool
+    draft_error: str | None
+    samples: list[Sample]
+    last: str | None
+    #: The input the form starts with: the last used sample's, as JSON text.
+    input_text: str
+    writes: list[dict[str, Any]]
+    pins: list[Pin]
+    runs: list[TestRunRow] = field(default_factory=list)
+
+    @property
+    def samples_text(self) -> str:
+        return pretty_json([{"name": s.name, "input": s.input} for s in self.samples])
+
+    @property
+    def polling(self) -> bool:
+        return any(not row.at_rest for row in self.runs)
+
+
+def test_panel(user: Any, slug: str) -> TestPanel:
+    document = document_row(slug)
+    chosen = list_samples(user, slug)
+    draft_error = None
+    writes: list[dict[str, Any]] = []
+    try:
+        graph = draft_graph(document)
+    except DraftInvalid as invalid:
+        draft_error = str(invalid)
+    else:
+        writes = write_tools(graph, stored_pins(document, graph))
+    picked = next((s for s in chosen.samples if s.name == chosen.last), None)
+    if picked is None and chosen.samples:
+        picked = chosen.samples[0]
+    return TestPanel(
+        slug=document.slug,
+        can_test=can_author(user),
+        draft_error=draft_error,
+        samples=chosen.samples,
+        last=picked.name if picked is not None else None,
+        input_text=pretty_json(picked.input) if picked is not None else "null",
+        writes=writes,
+        pins=list_pins(slug),
+        runs=[_row(run) for run in recent_test_runs(slug)],
+    )
+
+
+test_panel.__test__ = False  # type: ignore[attr-defined]
+
+
+def _row(run: RunInfo) -> TestRunRow:
+    status = run.status
+    outputs: list[tuple[str, bool]] = []
+    for payload in RunEvent.objects.filter(run_id=run.run, kind="NodeExited").values_list(
+        "payload", flat=True
+    ):
+        if isinstance(payload, dict) and not payload.get("scope"):
+            outputs.append((str(payload.get("node")), bool(payload.get("pinned"))))
+    gate = next((item for item in run.pending if item.get("kind") == "gate"), None)
+    state = status.get("state")
+    error = status.get("error") if state == "failed" else None
+    return TestRunRow(
+        run=run,
+        revision=(run.test or {}).get("revision"),
+        outputs=outputs,
+        output_text=pretty_json(status.get("output")) if state == "completed" else None,
+        error=error if isinstance(error, str) else (pretty_json(error) if error else None),
+        gate={"node": gate.get("node"), "seq": gate.get("seq")} if gate else None,
+    )

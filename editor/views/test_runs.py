@@ -1,0 +1,151 @@
+"""The editor's **Test** panel: test runs of the draft, its sample inputs and its pins
+(issue 24). Each form posts here and is answered with the panel again (``200``, a refusal said
+inside it, so htmx swaps it); without JavaScript, the panel is a page of its own. The runs in
+it poll while one of them moves, and stop once every one rests."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from editor.graph.jsonio import read_json
+from editor.services import runs, samples, test_panel, test_runs
+from editor.services.errors import (
+    DraftInvalid,
+    InvalidRequest,
+    NotAllowed,
+    ServiceError,
+    UnknownDocument,
+)
+from editor.views.htmx import HtmxHttpRequest
+
+__all__ = ["decide", "panel", "pin", "run_list", "save_samples", "start", "unpin"]
+
+PAGE = "editor/test.html"
+
+
+def _render(request: HtmxHttpRequest, slug: str, **extra: Any) -> HttpResponse:
+    shown = test_panel.test_panel(request.user, slug)
+    context = {
+        "panel": shown,
+        "samples_json": json.dumps({s.name: s.input for s in shown.samples}),
+        **extra,
+    }
+    return render(request, f"{PAGE}#panel" if request.htmx else PAGE, context)
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return read_json(text.strip() or "null")
+    except ValueError as error:
+        raise InvalidRequest(f"{what} is not JSON: {error}") from None
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def panel(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    return _render(request, slug)
+
+
+@require_safe
+def run_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The panel's test runs alone: what its polling fetches."""
+    shown = test_panel.test_panel(request.user, slug)
+    return render(request, f"{PAGE}#runs", {"panel": shown})
+
+
+def _attempt(request: HtmxHttpRequest, slug: str, action: Any, done: str, **kept: Any) -> Any:
+    try:
+        action()
+    except (NotAllowed, UnknownDocument):
+        raise  # the page's own answers: 403, 404
+    except ServiceError as refused:
+        # Said inside the panel, answered 200 so htmx swaps it (a 4xx body is discarded).
+        return _render(request, slug, error=_said(refused), **kept)
+    return _render(request, slug, message=done)
+
+
+def _said(error: ServiceError) -> str:
+    if isinstance(error, DraftInvalid):
+        shown = "; ".join(str(e.get("message")) for e in error.errors[:5])
+        return f"The draft cannot be tested yet: {shown}"
+    return str(error)
+
+
+@require_POST
+def start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """**Test run**: the draft as it is, with the typed input (or the chosen sample's)."""
+    text = request.POST.get("input", "")
+
+    def go() -> None:
+        value = _json(text, "The input")
+        test_runs.start_test_run(
+            request.user,
+            slug,
+            value,
+            confirm_writes=request.POST.getlist("confirm_writes"),
+            sample=request.POST.get("sample") or None,
+        )
+
+    return _attempt(request, slug, go, "Test run started.", input_text=text)
+
+
+@require_POST
+def save_samples(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    text = request.POST.get("samples", "")
+
+    def go() -> None:
+        samples.put_samples(request.user, slug, _json(text, "The samples"))
+
+    return _attempt(request, slug, go, "Samples saved.", samples_text=text)
+
+
+@require_POST
+def pin(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Pin a node's output from a test run (``from_run``) or typed (``output``)."""
+    node = request.POST.get("node", "").strip()
+    from_run = request.POST.get("from_run") or None
+
+    def go() -> None:
+        if not node:
+            raise InvalidRequest("Choose the node to pin.")
+        if from_run is not None:
+            test_runs.pin_node(request.user, slug, node, from_run=from_run)
+        else:
+            output = _json(request.POST.get("output", ""), "The output")
+            test_runs.pin_node(request.user, slug, node, output=output)
+
+    return _attempt(request, slug, go, f"Pinned {node}: test runs use this output now.")
+
+
+@require_POST
+def unpin(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    if request.POST.get("all"):
+        test_runs.clear_pins(request.user, slug)
+        return _render(request, slug, message="Every pin cleared.")
+    node = request.POST.get("node", "")
+    test_runs.clear_pin(request.user, slug, node)
+    return _render(request, slug, message=f"The pin of {node} is cleared.")
+
+
+@require_POST
+def decide(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Decide a test run's gate, as its author."""
+    run_id = request.POST.get("run", "")
+
+    def go() -> None:
+        value = _json(request.POST.get("input", ""), "The decision")
+        body = {"input": value, "node": request.POST.get("node") or None}
+        try:
+            runs.resume(request.user, run_id, body)
+        except NotAllowed:
+            raise InvalidRequest(
+                "Only the author who started this test run decides its gates."
+            ) from None
+
+    return _attempt(request, slug, go, "Decided; the test run goes on.")
