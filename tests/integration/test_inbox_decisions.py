@@ -137,7 +137,7 @@ def test_the_pending_tab_filters_by_document_including_runs_started_from_its_has
     assert "From the hash?" in page and "Elsewhere?" not in page
     assert "Release notes v1" in page  # what the card shows is what the filter matched
     assert f'name="document" value="{slug}"' in page
-    assert fragment.lstrip().startswith('<div id="inbox-cards">')
+    assert fragment.lstrip().startswith('<div id="inbox-cards" data-live-list>')
 
 
 def test_later_items_keep_the_filters(

@@ -318,7 +318,7 @@ def test_the_list_can_be_filtered_by_graph(
 
     assert "First graph?" in everything and "Second graph?" in everything
     assert f'<option value="{digest}"' in everything
-    assert filtered.lstrip().startswith('<div id="inbox-cards">')
+    assert filtered.lstrip().startswith('<div id="inbox-cards" data-live-list>')
     assert "Second graph?" in filtered and "First graph?" not in filtered
     assert first != second
 
