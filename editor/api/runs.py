@@ -17,6 +17,7 @@ from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import (
     AbandonIn,
     AbandonOut,
+    AgentRunIn,
     ErrorOut,
     EventListOut,
     ReplayOut,
@@ -32,8 +33,8 @@ from editor.api.schemas import (
     ToolListOut,
     WakeIn,
 )
-from editor.api.unoffered import agent_runs
-from editor.services import runs
+from editor.services import agent_runs, runs
+from editor.services.errors import InvalidRequest
 from editor.services.numbers import strict_int
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 from editor.services.run_filters import read_run_filter
@@ -126,10 +127,20 @@ def list_runs(
     return {"runs": page.items, "next": page.next}
 
 
-@router.post("/runs", response={404: ErrorOut}, include_in_schema=False)
-def start_agent_run(request: HttpRequest) -> None:
-    """The reference's agent runs are not offered here (``editor.api.unoffered``)."""
-    raise agent_runs()
+@router.post(
+    "/runs",
+    response={201: RunCreatedOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut},
+    summary="Start an agent run",
+)
+def start_agent_run(request: AuthenticatedRequest, payload: AgentRunIn) -> Status[dict[str, Any]]:
+    """Start a run of a stored agent (the reference's agent run): a run of a one-node graph
+    naming the agent, stored like any graph. `404 unknown_agent` when no agent is stored under
+    `agent`; otherwise the answers and refusals of `POST /v1/graph-runs`. A `run_id` is refused
+    (`400 invalid_request`): this server names every run."""
+    if payload.run_id is not None:
+        raise InvalidRequest("`run_id` is not taken here: the server names every run", "run_id")
+    run = agent_runs.start_agent_run(request.auth, payload.agent, payload.input, payload.labels)
+    return Status(201, {"run": run.run, "status": run.state})
 
 
 @router.get("/runs/{run}", response={200: RunOut, 404: ErrorOut}, summary="Get a run")

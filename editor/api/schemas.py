@@ -350,6 +350,17 @@ class RunIn(Schema):
     labels: dict[str, str] | None = None
 
 
+class AgentRunIn(Schema):
+    #: The hash of a stored agent (``POST /v1/agents``).
+    agent: str
+    #: Any JSON value; the agent receives it.
+    input: Any = None
+    #: As a graph run's.
+    labels: dict[str, str] | None = None
+    #: The reference's client-chosen run id: refused here (the server names every run).
+    run_id: Any = None
+
+
 class RunCreatedOut(Schema):
     run: str
     status: str
@@ -364,7 +375,9 @@ class RunOut(_OmitNone):
     """A run (spec 05): ``labels`` only when it has some; ``pending`` (the call it has in
     flight, or the write cut off) only from ``GET /v1/runs/{id}``, when there is one."""
 
-    _omitted_when_none = frozenset({"labels", "pending", "forked_from", "test"})
+    _omitted_when_none = frozenset(
+        {"labels", "pending", "forked_from", "test", "agent_def_hash"}
+    )
 
     run: str
     graph_hash: str
@@ -394,6 +407,9 @@ class RunOut(_OmitNone):
     forked_from: dict[str, Any] | None = None
     #: A test run of a document's draft: ``{"document", "revision"}``; absent on other runs.
     test: dict[str, Any] | None = None
+    #: An agent run (``POST /v1/runs``): the agent it runs, as the reference's runs name it;
+    #: absent on a graph run.
+    agent_def_hash: str | None = None
 
     @staticmethod
     def resolve_labels(run: Any) -> dict[str, str] | None:

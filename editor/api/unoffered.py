@@ -1,6 +1,5 @@
 """The parts of the reference's API that Gatehouse does not offer, each answering ``404
 not_offered`` with a message that says so (instead of "there is nothing at this address"):
-agent runs (``POST /v1/runs``, in :mod:`editor.api.runs` beside ``GET /v1/runs``),
 client-driven runs (``/v1/client-runs/…``) and client-performed tools (``/v1/client-tools``).
 """
 
@@ -12,18 +11,11 @@ from ninja import Router
 from editor.api.schemas import ErrorOut
 from editor.services.errors import NotOffered
 
-__all__ = ["agent_runs", "router"]
+__all__ = ["router"]
 
 router = Router(auth=None, tags=["errors"])
 
 _ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-
-def agent_runs() -> NotOffered:
-    return NotOffered(
-        "agent runs (`POST /v1/runs`)",
-        "put the agent in a graph and start a graph run with `POST /v1/graph-runs`",
-    )
 
 
 def _client_runs() -> NotOffered:

@@ -111,6 +111,7 @@ def fork_run(
             created_by=user if getattr(user, "pk", None) else None,
             origin=origin,
             forked_from=forked_from,
+            agent=origin.agent,  # a fork of an agent run is a run of the same agent
             # A fork of a test run is a test run of the same revision, with the same pins: it
             # stays out of the inbox and the default runs list as its origin does.
             test_revision=origin.test_revision,

@@ -68,6 +68,8 @@ class RunInfo:
     forked_from: dict[str, Any] | None = None
     #: For a test run of a draft: ``{"document", "revision"}``; ``None`` for every other run.
     test: dict[str, Any] | None = None
+    #: For an agent run (``POST /v1/runs``): the agent's hash; ``None`` for a graph run.
+    agent_def_hash: str | None = None
 
     @property
     def state(self) -> str:
@@ -124,6 +126,7 @@ def info(run: Run) -> RunInfo:
         driver=_driver(run),
         forked_from=run.forked_from or None,
         test=_test_of(run),
+        agent_def_hash=run.agent or None,
     )
 
 

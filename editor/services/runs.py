@@ -276,14 +276,17 @@ def start_run(
     *,
     document_slug: str | None = None,
     test: TestOf | None = None,
+    agent: str = "",
 ) -> RunInfo:
     """Start a run of a stored graph: resolve its names here, store it ``queued`` with its
     ``GraphRunStarted``, and hand it to a worker once that commits. Nothing is created when
     anything fails. Answers the run as it was committed (``queued``).
 
     Every run starts here, test runs of a draft too (``test``: the draft revision and the
-    pins it uses, from :mod:`editor.services.test_runs`, which checked the author); what
-    limits the runs a person starts belongs here, once, for both."""
+    pins it uses, from :mod:`editor.services.test_runs`, which checked the author), and agent
+    runs (``agent``: the hash their one-node graph runs, from
+    :mod:`editor.services.agent_runs`); what limits the runs a person starts belongs here,
+    once, for all of them."""
     if test is None and not can_operate(user):
         raise NotAllowed()
     checked_labels = check_labels(labels)
@@ -316,6 +319,7 @@ def start_run(
             created_by=user if getattr(user, "pk", None) else None,
             test_revision=test.revision if test is not None else None,
             test_pins=dict(test.pins) if test is not None else {},
+            agent=agent,
         )
         run_id = str(run.id)
         first = start_event(run_id, graph_hash, input, checked_labels or None, timezone.now())

@@ -300,7 +300,6 @@ def test_only_operators_may_hand_a_run_to_a_worker_again(approver_api: Caller, q
 @pytest.mark.parametrize(
     ("method", "path", "words"),
     [
-        ("post", "/v1/runs", "agent runs (`POST /v1/runs`) are not offered"),
         ("post", "/v1/client-runs", "client-driven runs (`/v1/client-runs`) are not offered"),
         ("get", "/v1/client-runs/x/log", "client-driven runs"),
         ("post", "/v1/client-runs/x/events", "client-driven runs"),
