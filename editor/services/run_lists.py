@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from editor.services.agent_runs import agent_names
 from editor.services.paging import DEFAULT_LIMIT
 from editor.services.run_filters import NO_RUN_FILTER, RunFilter
 from editor.services.run_rows import RunInfo, info
@@ -21,6 +22,8 @@ class RunRow:
     started_by: str | None
     #: The document was deleted (kept for its frozen versions, without an editor to link).
     document_deleted: bool = False
+    #: An agent run's agent name, when the agent has one.
+    agent_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +37,15 @@ def list_run_rows(
 ) -> RunRows:
     """A page of the runs list. Raises ``InvalidCursor``."""
     page = run_rows(filters, cursor=cursor, limit=limit)
+    # The names of the page's agent runs' agents: one query for the page, not one a row.
+    names = agent_names({row.agent for row in page.items if row.agent})
     rows = [
         RunRow(
             info(row),
             row.document.title if row.document is not None else None,
             row.created_by.get_username() if row.created_by is not None else None,
             row.document is not None and row.document.deleted_at is not None,
+            names.get(row.agent),
         )
         for row in page.items
     ]

@@ -31,6 +31,7 @@ from editor.graph.jsonio import pretty_json
 from editor.graph.model import FoldNode, MapNode, NodeBody, SubgraphBody, input_schema_of
 from editor.models import Run, RunEvent
 from editor.services import canvas, graphs, runs
+from editor.services.agent_runs import agent_names
 from editor.services.forks import fork_children
 from editor.services.links import card_id
 from editor.services.run_timeline import TimelinePage, newest, since
@@ -109,6 +110,8 @@ class RunPage:
     forkable: bool = False
     #: For a live update: the number of events the page shows afterwards.
     seen: int = 0
+    #: An agent run's agent name, when the agent has one.
+    agent_name: str | None = None
 
 
 def is_live(state: str) -> bool:
@@ -256,6 +259,11 @@ def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
         forks=tuple(fork_children(info.run)) if seen is None else (),
         forkable=is_forkable(info.state),
         seen=info.event_count,
+        agent_name=(
+            agent_names({info.agent_def_hash}).get(info.agent_def_hash)
+            if info.agent_def_hash and seen is None
+            else None
+        ),
     )
 
 

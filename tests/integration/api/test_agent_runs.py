@@ -238,3 +238,20 @@ def test_a_fork_of_an_agent_run_is_a_run_of_the_same_agent(
     shown = run_of(operator_api, child)
     assert shown["agent_def_hash"] == echo_agent
     assert shown["forked_from"]["run_id"] == origin
+
+
+# --- Pages ------------------------------------------------------------------------------------
+
+
+def test_the_run_page_and_the_runs_list_show_it_as_that_agents_run(
+    client: Any, operator: User, operator_api: Caller, echo_agent: str
+) -> None:
+    run_id = started(operator_api, echo_agent)
+    client.force_login(operator)
+    short = echo_agent[:15]
+
+    page = client.get(f"/runs/{run_id}/").content.decode()
+    listed = client.get("/runs/").content.decode()
+
+    assert "agent run of <code>drafter</code>" in page and echo_agent in page
+    assert "agent run of <code>drafter</code>" in listed and short in listed
