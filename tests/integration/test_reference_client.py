@@ -6,7 +6,7 @@ database created for this module on the same server and dropped after it. Everyt
 do goes through ``salvor.Client`` and ``salvor.AsyncClient``: graphs submitted, validated,
 listed and read; an agent registered from the reference's TOML agent file; a run streamed to
 its gate, resumed, streamed to the end; its graph projection and replay; more than fifty runs
-listed; a run abandoned; a write cut off by a killed worker resolved by hand; a failed run
+listed; an agent run started (``start_run``) and streamed to its end; a run abandoned; a write cut off by a killed worker resolved by hand; a failed run
 forked from its failed node, and a fork over a recorded write previewed, refused and then
 acknowledged (``preview_fork``, ``fork_run``, ``list_forks``).
 """
@@ -249,6 +249,26 @@ def test_an_agent_registered_from_its_toml_file_runs_to_the_gate_and_on_to_the_e
         "publish": "exited",
     }
     assert replayed.status.is_completed and replayed.next_seq == state.event_count
+
+
+def test_an_agent_run_is_started_streamed_to_its_end_and_listed_under_its_agent(
+    deployment: Deployment,
+) -> None:
+    with deployment.client() as client:
+        agent = client.register_agent(DRAFTER_TOML)
+        run = client.start_run(agent, SUBJECT, labels={"suite": "agent-run"})
+        stream = client.stream_events(run)
+        seen = list(stream)
+        state = client.get_run(run)
+        [summary] = [row for row in client.list_runs() if row.run == run]
+        with pytest.raises(SalvorAPIError) as unknown:
+            client.start_run("sha256:" + "0" * 64, SUBJECT)
+
+    assert stream.end is not None and stream.end.status.is_completed
+    assert seen[-1].kind == "RunCompleted"
+    assert state.status.is_completed and state.raw["agent_def_hash"] == agent
+    assert summary.agent_def_hash == agent and summary.labels == {"suite": "agent-run"}
+    assert unknown.value.status == 404 and unknown.value.code == "unknown_agent"
 
 
 def client_agents(deployment: Deployment) -> list[str]:
