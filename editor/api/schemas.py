@@ -375,9 +375,7 @@ class RunOut(_OmitNone):
     """A run (spec 05): ``labels`` only when it has some; ``pending`` (the call it has in
     flight, or the write cut off) only from ``GET /v1/runs/{id}``, when there is one."""
 
-    _omitted_when_none = frozenset(
-        {"labels", "pending", "forked_from", "test", "agent_def_hash"}
-    )
+    _omitted_when_none = frozenset({"labels", "pending", "forked_from", "test", "agent_def_hash"})
 
     run: str
     graph_hash: str

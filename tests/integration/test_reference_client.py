@@ -4,11 +4,12 @@ A real server (gunicorn with uvicorn workers, as the image runs it) and real ``d
 processes, on a database of their own: a SQLite file, or on PostgreSQL (CI's second pass) a
 database created for this module on the same server and dropped after it. Everything the tests
 do goes through ``salvor.Client`` and ``salvor.AsyncClient``: graphs submitted, validated,
-listed and read; an agent registered from the reference's TOML agent file; a run streamed to
-its gate, resumed, streamed to the end; its graph projection and replay; more than fifty runs
-listed; an agent run started (``start_run``) and streamed to its end; a run abandoned; a write cut off by a killed worker resolved by hand; a failed run
-forked from its failed node, and a fork over a recorded write previewed, refused and then
-acknowledged (``preview_fork``, ``fork_run``, ``list_forks``).
+listed and read; an agent registered from the reference's TOML agent file; a run streamed to its
+gate, resumed, streamed to the end; its graph projection and replay; more than fifty runs
+listed; an agent run started (``start_run``) and streamed to its end; a run abandoned; a write
+cut off by a killed worker resolved by hand; a failed run forked from its failed node, and a
+fork over a recorded write previewed, refused and then acknowledged (``preview_fork``,
+``fork_run``, ``list_forks``).
 """
 
 from __future__ import annotations

@@ -116,13 +116,21 @@ def test_an_unknown_agent_is_404_unknown_agent_and_nothing_is_stored(
 
 
 @pytest.mark.parametrize(
-    "body",
-    [{}, {"agent": 7}, {"agent": ZERO_HASH, "labels": {"k": 1}}, {"agent": ZERO_HASH, "run_id": "x"}],
+    ("body", "field"),
+    [
+        ({}, "agent"),
+        ({"agent": 7}, "agent"),
+        ({"agent": ZERO_HASH, "labels": {"k": 1}}, "labels"),
+        ({"agent": ZERO_HASH, "run_id": "x"}, "run_id"),
+    ],
 )
-def test_a_bad_body_is_400_naming_what_is_wrong(operator_api: Caller, body: Any) -> None:
+def test_a_bad_body_is_400_naming_what_is_wrong(
+    operator_api: Caller, body: Any, field: str
+) -> None:
     response = operator_api.post("/v1/runs", body)
 
     assert response.status_code == 400, response.content
+    assert field in response.content.decode()
     assert not Run.objects.exists()
 
 

@@ -36,6 +36,7 @@ OPERATIONS = {
     ("get", "/v1/agents"),
     ("get", "/v1/agents/{agent}"),
     ("post", "/v1/graph-runs"),
+    ("post", "/v1/runs"),  # agent runs (issue 22)
     ("get", "/v1/runs"),
     ("get", "/v1/runs/{run}"),
     ("get", "/v1/runs/{run}/events"),
