@@ -66,6 +66,9 @@ def request(
     headers = [(b"host", b"testserver"), (b"content-type", b"application/json")]
     if length is not None:
         headers.append((b"content-length", str(length).encode()))
+    elif client.chunks and client.size:
+        # A body without a length is sent chunked, and says so (as every HTTP/1.1 client does).
+        headers.append((b"transfer-encoding", b"chunked"))
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
         "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
@@ -112,8 +115,9 @@ def test_a_body_within_the_cap_is_read_whole() -> None:
 
 def test_the_handlers_own_400_carries_the_page_headers() -> None:
     # A query string that is not UTF-8: Django's handler answers it before any middleware.
+    # (Not on /healthz, whose GET without a body is answered before Django's handler.)
     client = Client(chunks=1, size=0)
-    request("/healthz", client, method="GET", query=b"q=\xff")
+    request("/accounts/login/", client, method="GET", query=b"q=\xff")
     assert client.status == 400
     assert client.headers["x-frame-options"] == "DENY"
     assert client.headers["x-content-type-options"] == "nosniff"
