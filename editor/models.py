@@ -433,6 +433,29 @@ class RunEvent(models.Model):
         return f"{self.run_id}#{self.seq} {self.kind}"
 
 
+class CallCommitment(models.Model):
+    """A tool call's declared identity (``tool``, its idempotency key ``<tool>:<value>``), held
+    by the one run that executes it; once that run recorded the call, ``output`` is what every
+    other run's equal call records instead of running it (docs/registries.md, *MCP servers*).
+    Not tied to the run by a foreign key: pruning a run keeps the fact that the call was made."""
+
+    tool = models.CharField(max_length=200)
+    key = models.TextField()
+    run_id = models.CharField(max_length=64)
+    input = models.JSONField(decoder=ReferenceJsonDecoder)
+    settled = models.BooleanField(default=False)
+    output = models.JSONField(decoder=ReferenceJsonDecoder, null=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(fields=("tool", "key"), name="one_commitment_per_call")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.run_id})"
+
+
 class CanvasCacheEntry(models.Model):
     """The canvas cache's table: Django's database cache (``CACHES["canvas"]``) keeps rendered
     SVG in it, by the SHA-256 of the DOT source (``editor.rendering``). It is the table

@@ -115,6 +115,13 @@ GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS = env_optional_int(
 # The installation's own tools (importable module paths), and the hosts http_request may call.
 GATEHOUSE_TOOL_MODULES = env_list("GATEHOUSE_TOOL_MODULES")
 GATEHOUSE_HTTP_ALLOW = env_list("GATEHOUSE_HTTP_ALLOW")
+# The operator's catalogue of MCP servers (a TOML file; docs/registries.md): the only thing that
+# can make Gatehouse start a tool server's process or connect to one. `manage.py check` reads it.
+GATEHOUSE_MCP_SERVERS = env_str("GATEHOUSE_MCP_SERVERS")
+# Seconds an MCP server may take to start and answer `initialize` (and each page of its listing).
+GATEHOUSE_MCP_START_TIMEOUT = env_int("GATEHOUSE_MCP_START_TIMEOUT", 10)
+# The largest MCP tool result recorded, in bytes of its JSON; a larger one fails the call.
+GATEHOUSE_MCP_MAX_RESULT_BYTES = env_int("GATEHOUSE_MCP_MAX_RESULT_BYTES", 1024 * 1024)
 # An OpenAI-compatible chat-completions endpoint for `openai:<model>` agents.
 GATEHOUSE_OPENAI_BASE_URL = env_str("GATEHOUSE_OPENAI_BASE_URL")
 GATEHOUSE_OPENAI_API_KEY = env_secret("GATEHOUSE_OPENAI_API_KEY")

@@ -35,11 +35,11 @@ from django.utils import timezone
 from editor.channel import announce_append
 from editor.engine.errors import AppendRefused, RunLost
 from editor.engine.events import check_append
-from editor.engine.ports import Envelope, RunRecord
+from editor.engine.ports import CallClaim, Envelope, RunRecord
 from editor.engine.states import PARKED, TERMINAL, RunState
 from editor.engine.summary import call_counts
 from editor.engine.transitions import allowed_sources, check_append_states
-from editor.models import FrozenGraph, Run, RunEvent
+from editor.models import CallCommitment, FrozenGraph, Run, RunEvent
 
 __all__ = ["DRIVABLE", "OrmRunStore", "StrandedRun", "envelope_of"]
 
@@ -314,6 +314,34 @@ class OrmRunStore:
         watchdog took the run from a drive that overran, and a drive that wakes up later
         must write nothing."""
         self.revoked = True
+
+    def claim_call(self, tool: str, key: str, run_id: str, input: Any) -> CallClaim:
+        """:class:`~editor.engine.ports.CallCommitments`: the unique ``(tool, key)`` row
+        arbitrates. A holder that finished (failed or abandoned) without settling the call
+        never made it: the claim passes to the caller."""
+        try:
+            with transaction.atomic():
+                CallCommitment.objects.create(tool=tool, key=key, run_id=run_id, input=input)
+            return CallClaim(run_id, input)
+        except IntegrityError:
+            pass
+        held = CallCommitment.objects.get(tool=tool, key=key)
+        if not held.settled and held.run_id != run_id:
+            finished = Run.objects.filter(pk=held.run_id, state__in=TERMINAL).exists()
+            gone = not Run.objects.filter(pk=held.run_id).exists()
+            if finished or gone:
+                taken = CallCommitment.objects.filter(
+                    pk=held.pk, run_id=held.run_id, settled=False
+                ).update(run_id=run_id, input=input)
+                if taken:
+                    return CallClaim(run_id, input)
+                held.refresh_from_db()
+        return CallClaim(held.run_id, held.input, held.settled, held.output)
+
+    def settle_call(self, tool: str, key: str, run_id: str, output: Any) -> None:
+        CallCommitment.objects.filter(tool=tool, key=key, run_id=run_id).update(
+            settled=True, output=output
+        )
 
     def release_thread(self) -> None:
         if threading.get_ident() != self._home_thread:

@@ -499,6 +499,7 @@ class ToolOut(Schema):
     enabled: bool
     input_schema: dict[str, Any] | None
     output_schema: dict[str, Any] | None
+    server: str | None  # the GATEHOUSE_MCP_SERVERS server offering it; null for the others
 
 
 class ToolListOut(Schema):

@@ -11,11 +11,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from editor.engine.errors import ProviderError
+from editor.engine.errors import ProviderError, ToolError
 from editor.engine.history import CallHistory, NodeHistory, Scope
 from editor.engine.ports import (
+    CallClaim,
+    CallCommitments,
     ModelReply,
     ModelRequest,
     ToolContext,
@@ -111,7 +113,20 @@ class CallSteps(_DriveBase):
         key = hash_value(
             {"run": self.run_id, "node": node_id, "scope": scope_json(scope), "call": number}
         )
+        identity = False  # a declared key on a call with an effect: one run executes it
+        if spec.declared_key is not None:
+            try:
+                key = spec.declared_key(data)
+            except ToolError as refusal:
+                raise StepFailed(f"{failure}: {refusal}") from None
+            identity = spec.effect is not ToolEffect.READ and isinstance(
+                self.store, CallCommitments
+            )
         retry = recorded.reconciled is not None  # a person asked to run the write again
+        if identity:
+            copied = self._claimed_elsewhere(spec, key, data, failure)
+            if copied is not None:
+                return self._copied_call(spec, node_id, data, scope, number, buffer, key, copied)
         if recorded.requested is None or retry:
             problem = first_violation(spec.input_schema, data)
             if problem is not None:
@@ -174,6 +189,8 @@ class CallSteps(_DriveBase):
             raise StepFailed(
                 f"{failure}: its answer does not match the tool's output schema: {problem}"
             )
+        if identity:
+            cast("CallCommitments", self.store).settle_call(spec.name, key, self.run_id, output)
         buffer.append(
             (
                 "ToolCallCompleted",
@@ -183,6 +200,69 @@ class CallSteps(_DriveBase):
         if spec.effect is ToolEffect.WRITE:
             self.flush(buffer)  # the outcome of a write is recorded at once
         return output
+
+    def _claimed_elsewhere(
+        self, spec: ToolSpec, key: str, data: Any, failure: str
+    ) -> CallClaim | None:
+        """The settled call another run made under this declared identity (its output is this
+        call's; the tool does not run), or ``None`` when this run holds the identity. Another
+        run's unfinished call, or the same key over another input, fails the step."""
+        claim = cast("CallCommitments", self.store).claim_call(spec.name, key, self.run_id, data)
+        if claim.run_id == self.run_id:
+            return None
+        if not claim.settled:
+            raise StepFailed(
+                f"{failure}: the call `{key}` is in flight in run {claim.run_id}; it runs once "
+                "across runs, so this run may be started again once that one has finished it"
+            )
+        if hash_value(claim.input) != hash_value(data):
+            raise StepFailed(
+                f"{failure}: the idempotency key `{key}` already names another call (in run "
+                f"{claim.run_id}, over another input); one key names one operation"
+            )
+        return claim
+
+    def _copied_call(
+        self,
+        spec: ToolSpec,
+        node_id: str,
+        data: Any,
+        scope: Scope,
+        number: int,
+        buffer: Buffer,
+        key: str,
+        claim: CallClaim,
+    ) -> Any:
+        """Record the call and, as its completion, the output the holding run recorded."""
+        buffer.append(
+            (
+                "ToolCallRequested",
+                event_payload(
+                    node_id,
+                    scope,
+                    tool=spec.name,
+                    input=data,
+                    effect=spec.effect.value,
+                    idempotency_key=key,
+                    call=number,
+                ),
+            )
+        )
+        buffer.append(
+            (
+                "ToolCallCompleted",
+                event_payload(
+                    node_id,
+                    scope,
+                    tool=spec.name,
+                    output=claim.output,
+                    call=number,
+                    deduplicated_from=claim.run_id,
+                ),
+            )
+        )
+        self.flush(buffer)
+        return claim.output
 
     def _call_with_timeout(self, call: Callable[[], Any], timeout: float, message: str) -> Any:
         """Run ``call`` on a thread of its own and wait at most ``timeout`` seconds for it, or

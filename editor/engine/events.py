@@ -44,7 +44,7 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
             "call",
             *_SCOPED,
         ),
-        "ToolCallCompleted": ("node", "tool", "output", "call", *_SCOPED),
+        "ToolCallCompleted": ("node", "tool", "output", "call", "deduplicated_from", *_SCOPED),
         "ModelCallRequested": ("node", "model", "call", "idempotency_key", *_SCOPED),
         "ModelCallCompleted": ("node", "call", "reply", "usage", *_SCOPED),
         "BranchTaken": ("node", "case", *_SCOPED),

@@ -17,7 +17,7 @@ from typing import Any
 from editor.engine.errors import RunLost
 from editor.engine.events import TERMINAL_KINDS, check_append
 from editor.engine.forks import fork_events, plan_fork
-from editor.engine.ports import Envelope, RunRecord, SystemClock
+from editor.engine.ports import CallClaim, Envelope, RunRecord, SystemClock
 from editor.engine.records import start_event
 from editor.engine.status import run_status
 from editor.engine.transitions import check_append_states
@@ -32,6 +32,8 @@ class InMemoryStore:
         self.graphs: dict[str, bytes] = {}
         self.runs: dict[str, dict[str, Any]] = {}
         self.events: dict[str, list[Envelope]] = {}
+        self._claims: dict[tuple[str, str], CallClaim] = {}
+        self._claims_lock = threading.Lock()
 
     # --- set-up helpers (what the services do on the Django side) -------------------
 
@@ -113,6 +115,16 @@ class InMemoryStore:
             check_append_states(current, [envelope.kind for envelope in events], status["state"])
             log.extend(events)
             self.runs[run_id]["status"] = status
+
+    def claim_call(self, tool: str, key: str, run_id: str, input: Any) -> CallClaim:
+        with self._claims_lock:
+            return self._claims.setdefault((tool, key), CallClaim(run_id, input))
+
+    def settle_call(self, tool: str, key: str, run_id: str, output: Any) -> None:
+        with self._claims_lock:
+            held = self._claims.get((tool, key))
+            if held is not None and held.run_id == run_id:
+                self._claims[(tool, key)] = CallClaim(run_id, held.input, True, output)
 
     def release_thread(self) -> None:
         return None

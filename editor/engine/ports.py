@@ -12,12 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from editor.graph import AgentDefinition
 
 __all__ = [
     "AgentDirectory",
+    "CallClaim",
+    "CallCommitments",
     "Clock",
     "Envelope",
     "Installation",
@@ -102,6 +104,32 @@ class RunStore(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class CallClaim:
+    """Who holds a declared call identity ``(tool, key)``: ``run_id`` (the caller itself when
+    it just claimed it), with the input it was claimed for, and, once that run recorded the
+    call's completion, its ``output`` (``settled``)."""
+
+    run_id: str
+    input: Any
+    settled: bool = False
+    output: Any = None
+
+
+@runtime_checkable
+class CallCommitments(Protocol):
+    """What a store offers for cross-run deduplication on a tool's declared idempotency key
+    (the reference's ``claim_call``): one run per identity executes the call."""
+
+    def claim_call(self, tool: str, key: str, run_id: str, input: Any) -> CallClaim:
+        """Claim ``(tool, key)`` for ``run_id``, atomically; or the claim another run holds."""
+        ...
+
+    def settle_call(self, tool: str, key: str, run_id: str, output: Any) -> None:
+        """Record the output of the call ``run_id`` claimed (the others copy it)."""
+        ...
+
+
 # --- tools ------------------------------------------------------------------------
 
 
@@ -131,9 +159,15 @@ class ToolSpec:
     input_schema: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
     enabled: bool = True  # False: registered but switched off here (``tool_disabled``)
+    #: The MCP catalogue server offering the tool (``None``: a built-in or module tool).
+    server: str | None = None
+    #: The tool's own name for a call (its declared idempotency key, derived from the input):
+    #: recorded and passed as the call's key instead of the run-position key. Raising
+    #: :class:`~editor.engine.errors.ToolError` refuses the call before it is requested.
+    declared_key: Callable[[Any], str] | None = None
 
     def describe(self) -> dict[str, Any]:
-        """``GET /v1/tools``'s entry (spec 05)."""
+        """``GET /v1/tools``'s entry (spec 05); ``server`` is ``None`` but for an MCP tool."""
         return {
             "name": self.name,
             "description": self.description,
@@ -141,6 +175,7 @@ class ToolSpec:
             "enabled": self.enabled,
             "input_schema": self.input_schema,
             "output_schema": self.output_schema,
+            "server": self.server,
         }
 
 

@@ -2,12 +2,17 @@
 and its run limits, all from the settings.
 
 The tool and provider registries are built once per process (they import the modules of
-``GATEHOUSE_TOOL_MODULES``); the agent definitions are read from the database on each look-up,
-so a definition posted after the worker started is found.
+``GATEHOUSE_TOOL_MODULES`` and take one short listing of each ``GATEHOUSE_MCP_SERVERS`` server,
+which is then cached for the life of the process: a page or ``GET /v1/tools`` never starts a
+server). The MCP sessions that run calls are opened on first use, so only a worker (which runs
+tool calls) keeps servers running, one per server per worker process. The agent definitions
+are read from the database on each look-up, so a definition posted after the worker started is
+found.
 """
 
 from __future__ import annotations
 
+import os
 from functools import cache
 
 from django.conf import settings
@@ -17,9 +22,30 @@ from editor.graph import AgentDefinition, InvalidAgentDefinition, parse_agent_de
 from editor.models import AgentDefinition as StoredAgentDefinition
 from editor.providers import build_registry as build_providers
 from editor.tools import build_registry as build_tools
+from editor.tools.mcp import (
+    Catalogue,
+    McpConnections,
+    McpServerEntry,
+    ServerListing,
+    list_servers,
+    read_catalogue,
+    register_mcp_tools,
+)
 from editor.tools.registry import Registry
 
-__all__ = ["OrmAgentDirectory", "installation", "limits", "providers", "tools"]
+__all__ = [
+    "OrmAgentDirectory",
+    "fresh_mcp_listings",
+    "installation",
+    "limits",
+    "mcp_catalogue",
+    "mcp_connections",
+    "mcp_listings",
+    "mcp_server_matching",
+    "providers",
+    "reset",
+    "tools",
+]
 
 
 class OrmAgentDirectory:
@@ -52,8 +78,70 @@ class OrmAgentDirectory:
 
 @cache
 def tools() -> Registry:
-    """The built-in tools and those of ``GATEHOUSE_TOOL_MODULES``."""
-    return build_tools(settings.GATEHOUSE_TOOL_MODULES, settings.GATEHOUSE_HTTP_ALLOW)
+    """The built-in tools, those of ``GATEHOUSE_TOOL_MODULES``, and the tools of every
+    ``GATEHOUSE_MCP_SERVERS`` server that could be listed (a clash of names stops it)."""
+    registry = build_tools(settings.GATEHOUSE_TOOL_MODULES, settings.GATEHOUSE_HTTP_ALLOW)
+    register_mcp_tools(registry, mcp_listings())
+    return registry
+
+
+@cache
+def mcp_catalogue() -> Catalogue:
+    """``GATEHOUSE_MCP_SERVERS``, read once (``${VAR}`` from this process's environment); no
+    file, no servers. A bad file raises :class:`editor.tools.mcp.CatalogueError`."""
+    path = settings.GATEHOUSE_MCP_SERVERS
+    return read_catalogue(path, os.environ) if path else Catalogue()
+
+
+@cache
+def mcp_connections() -> McpConnections:
+    """This process's sessions with the catalogue's servers (opened by the calls that need
+    them)."""
+    return McpConnections(
+        mcp_catalogue(),
+        http_allow=settings.GATEHOUSE_HTTP_ALLOW,
+        start_timeout=float(settings.GATEHOUSE_MCP_START_TIMEOUT),
+        max_result_bytes=settings.GATEHOUSE_MCP_MAX_RESULT_BYTES,
+    )
+
+
+@cache
+def mcp_listings() -> list[ServerListing]:
+    """The short listing of every catalogue server, taken once per process."""
+    return list_servers(mcp_catalogue(), mcp_connections())
+
+
+def fresh_mcp_listings() -> list[ServerListing]:
+    """A new short listing of every catalogue server, the file read again (``manage.py mcp
+    list``)."""
+    path = settings.GATEHOUSE_MCP_SERVERS
+    catalogue = read_catalogue(path, os.environ) if path else Catalogue()
+    connections = McpConnections(
+        catalogue,
+        http_allow=settings.GATEHOUSE_HTTP_ALLOW,
+        start_timeout=float(settings.GATEHOUSE_MCP_START_TIMEOUT),
+        max_result_bytes=settings.GATEHOUSE_MCP_MAX_RESULT_BYTES,
+    )
+    try:
+        return list_servers(catalogue, connections)
+    finally:
+        connections.close()
+
+
+def mcp_server_matching(
+    *, command: str | None = None, args: tuple[str, ...] = (), url: str | None = None
+) -> McpServerEntry | None:
+    """The catalogue server an agent file's ``[[mcp_servers]]`` entry names (the same
+    ``command`` and ``args``, or the same ``url``), or ``None``: nothing else may be started."""
+    return mcp_catalogue().matching(command=command, args=args, url=url)
+
+
+def reset() -> None:
+    """Forget the registries and stop this process's MCP servers (tests; a settings change)."""
+    if mcp_connections.cache_info().currsize:
+        mcp_connections().close()
+    for cached in (tools, providers, mcp_catalogue, mcp_connections, mcp_listings):
+        cached.cache_clear()
 
 
 @cache

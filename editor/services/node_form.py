@@ -354,10 +354,12 @@ def node_form(
     other_ids: list[str] | None = None,
     agents: Callable[[], list[AgentChoice]] | None = None,
     tools: Callable[[], list[str]] | None = None,
+    tool_labels: Callable[[], Mapping[str, tuple[str, str]]] | None = None,
 ) -> dict[str, Any]:
     """What the node form of ``node`` (a wire node) shows: each field's control, value and
     errors (``errors`` by key); ``typed`` holds text the person typed that was not saved, shown
-    in place of the stored value."""
+    in place of the stored value. ``tool_labels`` gives, per tool name, what the picker shows
+    beside it (its effect, and its MCP server) and its description."""
     payload = node["payload"]
     errors = errors or {}
     typed = typed or {}
@@ -377,6 +379,8 @@ def node_form(
         if form_field.widget == "tool":
             names = tools() if tools is not None else []
             entry["options"] = names
+            labels = tool_labels() if tool_labels is not None else {}
+            entry["choices"] = [(name, *labels.get(name, ("", ""))) for name in names]
             entry["unknown"] = bool(value) and value not in names
         elif form_field.widget == "agent":
             entry.update(_agent_entry(value, agents() if agents is not None else []))

@@ -38,7 +38,13 @@ from editor.engine.errors import ToolError
 from editor.engine.ports import ToolContext, ToolEffect, ToolSpec
 from editor.tools.checked import compact_json, with_input_check
 
-__all__ = ["MAX_BODY_BYTES", "AllowEntry", "http_request_tool", "parse_allow_list"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "AllowEntry",
+    "check_allowed_url",
+    "http_request_tool",
+    "parse_allow_list",
+]
 
 MAX_BODY_BYTES = 1 << 20
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -287,6 +293,15 @@ class HttpRequest:
             return raw.decode(charset, errors="replace")
         except LookupError:
             return raw.decode("utf-8", errors="replace")
+
+
+def check_allowed_url(url: str, allow: tuple[AllowEntry, ...]) -> None:
+    """Raise :class:`ToolError` unless ``http_request`` itself could reach ``url``: an http(s)
+    URL without user info, its host and port in ``GATEHOUSE_HTTP_ALLOW``, and every address the
+    host resolves to public unless listed (what the MCP catalogue's HTTP servers must pass)."""
+    checker = HttpRequest(allow)
+    scheme, host, port, _ = checker._target(url)
+    checker._checked_address(scheme, host, port)
 
 
 def _host_port(host: str, port: int) -> str:

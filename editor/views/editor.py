@@ -98,6 +98,7 @@ def _node_form(
         other_ids=ed.node_ids_at(level),
         agents=_agents,
         tools=_tools,
+        tool_labels=_tool_labels,
     )
 
 
@@ -141,6 +142,16 @@ def _agents() -> list[node_form.AgentChoice]:
 
 def _tools() -> list[str]:
     return list(installation.tools().names())
+
+
+def _tool_labels() -> dict[str, tuple[str, str]]:
+    return {
+        spec.name: (
+            spec.effect.value + (f", MCP server {spec.server}" if spec.server else ""),
+            spec.description,
+        )
+        for spec in installation.tools().all()
+    }
 
 
 def _query(level: tuple[str, ...]) -> str:

@@ -6,6 +6,8 @@ here also runs :func:`editor.tasks.sweep_expired_leases`, from a daemon thread e
 (tests, one-off catch-up) it sweeps once before working through the queue instead.
 When the database goes away (a restart), the worker keeps its process and starts its loop
 again once the database answers, rather than exiting as django-tasks-db's worker does.
+The tool registry is built before any work (with the short listing of each MCP server), so a
+registry that cannot be built stops the worker at once with its message.
 Without ``--batch`` a drive stuck past its run's wall time ends the process (exit status 70,
 see :mod:`editor.watchdog`): run workers under a supervisor that starts them again.
 The options are django-tasks-db's own.
@@ -21,12 +23,16 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, connections
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
 
 from editor import watchdog
+from editor.services.installation import tools
 from editor.tasks import sweep_expired_leases
+from editor.tools import ToolRegistryError
+from editor.tools.mcp import CatalogueError
 
 logger = logging.getLogger("editor.tasks")
 
@@ -88,6 +94,12 @@ class Command(WorkerCommand):
         if reload and os.environ.get(DJANGO_AUTORELOAD_ENV) != "true":
             super().handle(*args, **options)
             return
+        # The registry at start-up: a bad GATEHOUSE_MCP_SERVERS, a tool name two servers offer
+        # or a broken tool module stops the worker here, naming it, not a run later.
+        try:
+            tools()
+        except (CatalogueError, ToolRegistryError) as error:
+            raise CommandError(str(error)) from None
         if batch:
             sweep_once()
             super().handle(*args, **options)

@@ -494,6 +494,7 @@ def test_tools_lists_every_registered_tool_with_its_schemas(reader: Caller) -> N
             "enabled",
             "input_schema",
             "output_schema",
+            "server",
         }
         assert tool["description"]
     assert tools["http_request"]["effect"] == "write"
