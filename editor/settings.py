@@ -125,6 +125,10 @@ GATEHOUSE_MCP_MAX_RESULT_BYTES = env_int("GATEHOUSE_MCP_MAX_RESULT_BYTES", 1024 
 # An OpenAI-compatible chat-completions endpoint for `openai:<model>` agents.
 GATEHOUSE_OPENAI_BASE_URL = env_str("GATEHOUSE_OPENAI_BASE_URL")
 GATEHOUSE_OPENAI_API_KEY = env_secret("GATEHOUSE_OPENAI_API_KEY")
+# The environment variables an agent file's `[llm] base_url_env` / `api_key_env` may name
+# (`claude-…` models over the Anthropic Messages protocol); any other is refused at registration
+# and never read, so an author cannot send a server secret to an endpoint of their own.
+GATEHOUSE_LLM_ENV_ALLOW = env_list("GATEHOUSE_LLM_ENV_ALLOW")
 
 # --- Live streams (spec 05, the events stream; spec 06, pages that update themselves) --------
 

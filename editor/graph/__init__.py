@@ -5,7 +5,12 @@ reference implementation does (specs 01–03), plus Gatehouse's validation
 extensions. Everything public is re-exported here.
 """
 
-from editor.graph.agents import AgentDefinition, agent_def_hash, parse_agent_definition
+from editor.graph.agents import (
+    AgentDefinition,
+    agent_def_hash,
+    llm_env_problems,
+    parse_agent_definition,
+)
 from editor.graph.closed_schemas import CompiledSchema, SchemaUnusable, compile_schema
 from editor.graph.diff import diff_graphs
 from editor.graph.document import DEFAULT_MAX_BYTES, check_document, validate_document
@@ -84,6 +89,7 @@ __all__ = [
     "hash_bytes",
     "hash_value",
     "hex_digits",
+    "llm_env_problems",
     "parse_agent_definition",
     "parse_document",
     "parse_expression",

@@ -8,13 +8,20 @@ What maps here:
 reference field           Gatehouse definition
 ========================  ===========================================================
 ``model``                 ``model`` (one this installation has: ``echo``, ``scripted``,
-                          ``openai:<name>``)
+                          ``openai:<name>``, ``claude-…``)
 ``name``                  ``name`` (not hashed)
 ``system_prompt``         ``prompt`` (absent: empty)
+``llm``                   ``llm`` (``base_url_env``, ``api_key_env``, ``api_key_kind``,
+                          ``max_retries``, ``timeout_seconds``; ``base_url`` only as the
+                          public endpoint)
 ``budgets.steps``         ``budget.max_steps``
 ``budgets.tokens``        ``budget.max_tokens``
+``budgets.cost_usd``      ``budget.max_cost_usd`` (needs ``pricing``)
+``budgets.wall_time_…``   ``budget.max_wall_time_seconds``
+``pricing``               ``pricing``
+``max_response_tokens``   ``max_response_tokens``
 ``output_schema``         ``output_schema``
-``record_prompts=false``  nothing (request bodies are never recorded here)
+``record_prompts``        ``record_prompts``
 ========================  ===========================================================
 
 Two of Gatehouse's own fields are read beside them, since the reference has no way to name
@@ -22,10 +29,9 @@ this server's tools: ``tools`` (names from the registry, ``GET /v1/tools``) and 
 (the scripted model's ``replies``). Every other field the reference knows is refused with
 ``unsupported_field``, naming it and why: tools come from MCP servers and WebAssembly
 components there (``mcp_servers``, ``wasm_tools``, and the ``idempotency_keys`` declared in
-them: every tool call here carries a key derived from its run, node and position), prompts and
-schemas from files beside the agent file (``*_path``), the model endpoint from the agent
-(``llm``), and cost and wall-time budgets need prices and clocks per agent (``pricing``,
-``budgets.cost_usd``, ``budgets.wall_time_seconds``, ``max_response_tokens``).
+them: every tool call here carries a key derived from its run, node and position), and prompts
+and schemas from files beside the agent file (``*_path``). Which variables ``[llm]`` may name is
+the installation's (``GATEHOUSE_LLM_ENV_ALLOW``), checked where the settings are.
 
 An agent file is read safely whoever sends it: at most :data:`MAX_AGENT_FILE_BYTES`, then
 :func:`editor.graph.toml_scan.scan_toml` bounds its keys, nesting and bare values before
@@ -85,18 +91,11 @@ _WHY_UNSUPPORTED = {
     "give the prompt inline as `system_prompt`",
     "output_schema_path": "a file beside the agent file means nothing to this server: "
     "give the schema inline as `[output_schema]`",
-    "llm": "the model endpoint is this installation's (GATEHOUSE_OPENAI_BASE_URL), not an agent's",
-    "pricing": "cost budgets are not supported here: budget `steps` or `tokens`",
-    "max_response_tokens": "the response size is the model provider's to set here",
     "mcp_servers": "this server runs no MCP servers (nor their `idempotency_keys`: every tool "
     "call here carries a key derived from its run, node and position); name tools from "
     "this installation's registry in `tools` (GET /v1/tools)",
     "wasm_tools": "this server runs no WebAssembly tools (nor their `idempotency_key`); "
     "name tools from this installation's registry in `tools` (GET /v1/tools)",
-    "budgets.cost_usd": "cost budgets are not supported here: budget `steps` or `tokens`",
-    "budgets.wall_time_seconds": "wall-time budgets are not supported per agent here (a "
-    "run's wall time is GATEHOUSE_RUN_WALL_TIME): budget `steps` or `tokens`",
-    "record_prompts": "this server never records model request bodies",
 }
 
 
@@ -216,8 +215,6 @@ def _budget(raw: Any, errors: list[dict[str, str]]) -> dict[str, Any] | None:
             errors.append(
                 _malformed(f"unknown field `{key}` in `budgets`, expected {expected}", where)
             )
-        elif key in ("cost_usd", "wall_time_seconds"):
-            errors.append(_unsupported(where))
         else:
             budget[f"max_{key}"] = value
     return budget
@@ -232,14 +229,23 @@ def parse_reference_agent(raw: Any) -> AgentDefinition:
             [_malformed("an agent definition must be a table of fields", "")]
         )
     errors: list[dict[str, str]] = []
-    for key, value in raw.items():
-        if key in _WHY_UNSUPPORTED and not (key == "record_prompts" and value is False):
+    for key in raw:
+        if key in _WHY_UNSUPPORTED:
             errors.append(_unsupported(key))
         elif key not in REFERENCE_FIELDS and key not in _EXTENSIONS:
             known = ", ".join(f"`{name}`" for name in (*REFERENCE_FIELDS, *_EXTENSIONS))
             errors.append(_malformed(f"unknown field `{key}`, expected one of {known}", key))
     mapped: dict[str, Any] = {"prompt": raw.get("system_prompt", "")}
-    for key in ("model", "name", "output_schema", *_EXTENSIONS):
+    for key in (
+        "model",
+        "name",
+        "output_schema",
+        "llm",
+        "pricing",
+        "max_response_tokens",
+        "record_prompts",
+        *_EXTENSIONS,
+    ):
         if key in raw:
             mapped[key] = raw[key]
     if "system_prompt" in raw and not isinstance(raw["system_prompt"], str):

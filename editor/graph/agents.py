@@ -5,7 +5,11 @@ canonical form **without** ``name``, so renaming an agent keeps its identity
 (seed 000). Defaults are written out before hashing (``tools`` ``[]``,
 ``options`` ``{}``; an empty ``budget`` is dropped), so two spellings of the same
 definition have one hash. ``output_schema`` (the shape of the agent's answer, as in the
-reference's agent files) is hashed when it is set; a definition without one hashes as before.
+reference's agent files) is hashed when it is set; a definition without one hashes as before,
+and so are ``llm``, ``pricing``, ``max_response_tokens`` and ``record_prompts`` (the reference's
+``[llm]`` and the fields beside it; ``budget`` also takes ``max_cost_usd`` and
+``max_wall_time_seconds``). ``llm`` names environment variables, never values: which of them an
+installation lets an agent read is the caller's check (:func:`llm_env_problems`).
 It is read as node schemas are: valid Draft 2020-12, at most ``MAX_DOCUMENT_SUBSCHEMAS``
 subschemas, and nothing the closed-world reading refuses (E10's codes: outside or recursive
 references, patterns RE2 cannot run, another dialect).
@@ -13,6 +17,9 @@ references, patterns RE2 cannot run, another dialect).
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,14 +29,53 @@ from editor.graph.jsonio import hash_value, read_json
 from editor.graph.text import is_blank
 from editor.graph.validation.schemas import MAX_DOCUMENT_SUBSCHEMAS, schema_problem
 
-__all__ = ["AgentDefinition", "agent_def_hash", "parse_agent_definition"]
+__all__ = [
+    "ANTHROPIC_PREFIX",
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_LLM_BASE_URL",
+    "AgentDefinition",
+    "agent_def_hash",
+    "llm_env_problems",
+    "parse_agent_definition",
+]
 
 MAX_AGENT_NAME_LENGTH = 64
 U32_MAX = 4294967295
 FIXED_MODELS = ("echo", "scripted")
 OPENAI_PREFIX = "openai:"
-_KEYS = ("name", "model", "prompt", "tools", "budget", "options", "output_schema")
-_BUDGET_KEYS = ("max_steps", "max_tokens")
+ANTHROPIC_PREFIX = "claude-"
+_KEYS = (
+    "name",
+    "model",
+    "prompt",
+    "tools",
+    "budget",
+    "options",
+    "output_schema",
+    "llm",
+    "pricing",
+    "max_response_tokens",
+    "record_prompts",
+)
+_INTEGER_BUDGETS = ("max_steps", "max_tokens")
+_NUMBER_BUDGETS = ("max_cost_usd", "max_wall_time_seconds")
+_BUDGET_KEYS = (*_INTEGER_BUDGETS, *_NUMBER_BUDGETS)
+#: ``llm`` as the reference's ``[llm]`` table has it (``salvor_cli_core::agent_config::LlmConfig``).
+LLM_KEYS = (
+    "base_url",
+    "base_url_env",
+    "api_key_env",
+    "api_key_kind",
+    "max_retries",
+    "timeout_seconds",
+)
+#: The one literal ``base_url`` an agent may name: the public endpoint (the reference's
+#: default). Any other endpoint comes from a variable the operator allows (``base_url_env``),
+#: so an author cannot send this installation's key to an address of their choosing.
+DEFAULT_LLM_BASE_URL = "https://api.anthropic.com"
+DEFAULT_API_KEY_ENV = "ANTHROPIC_API_KEY"
+_API_KEY_KINDS = ("api_key", "oauth")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +84,21 @@ class AgentDefinition:
     prompt: str
     name: str | None = None
     tools: tuple[str, ...] = ()
-    budget: dict[str, int] = field(default_factory=dict)
+    budget: dict[str, int | float] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     #: A JSON Schema every answer of the agent must satisfy (an agent node's own
     #: ``output_schema`` wins over it).
     output_schema: dict[str, Any] | None = None
+    #: How a ``claude-…`` model is reached (the reference's ``[llm]``: variable *names*, never
+    #: a URL of the author's or a key).
+    llm: dict[str, Any] = field(default_factory=dict)
+    #: Dollars per million tokens, ``{"input_per_mtok", "output_per_mtok"}``: what a cost
+    #: budget is counted in.
+    pricing: dict[str, float] | None = None
+    #: The ``max_tokens`` each request asks for (the provider's default when unset).
+    max_response_tokens: int | None = None
+    #: Record each model request on its ``ModelCallRequested`` event.
+    record_prompts: bool = False
 
     def identity(self) -> dict[str, Any]:
         """The hashed form: everything but ``name``, defaults written out."""
@@ -56,6 +112,16 @@ class AgentDefinition:
             value["budget"] = dict(self.budget)
         if self.output_schema is not None:
             value["output_schema"] = self.output_schema
+        # The fields an agent file brought are hashed when set, like every other field here;
+        # a definition without them hashes as before.
+        if self.llm:
+            value["llm"] = dict(self.llm)
+        if self.pricing is not None:
+            value["pricing"] = dict(self.pricing)
+        if self.max_response_tokens is not None:
+            value["max_response_tokens"] = self.max_response_tokens
+        if self.record_prompts:
+            value["record_prompts"] = True
         return value
 
     def as_json(self) -> dict[str, Any]:
@@ -96,26 +162,136 @@ def _kind(value: Any) -> str:
     return "an object"
 
 
-def _budget(raw: Any, problems: _Problems) -> dict[str, int]:
+def _budget(raw: Any, problems: _Problems) -> dict[str, int | float]:
     if raw is None:
         return {}
     if type(raw) is not dict:
         problems.malformed(f"`budget` must be an object, found {_kind(raw)}", "budget")
         return {}
-    budget: dict[str, int] = {}
+    budget: dict[str, int | float] = {}
     for key, value in raw.items():
         where = f"budget.{key}"
         if key not in _BUDGET_KEYS:
-            problems.malformed(
-                f"unknown field `{key}` in `budget`, expected `max_steps` or `max_tokens`", where
-            )
+            expected = ", ".join(f"`{name}`" for name in _BUDGET_KEYS)
+            problems.malformed(f"unknown field `{key}` in `budget`, expected {expected}", where)
         elif value is None:
             continue
+        elif key in _NUMBER_BUDGETS:
+            if not _positive_number(value):
+                problems.malformed(f"`{where}` must be a number above 0", where)
+            else:
+                budget[key] = value
         elif type(value) is not int or not 1 <= value <= U32_MAX:
             problems.malformed(f"`{where}` must be an integer in 1..={U32_MAX}", where)
         else:
             budget[key] = value
     return budget
+
+
+def _positive_number(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and value > 0 and value <= 1e15
+
+
+def _llm(model: str | None, raw: Any, problems: _Problems) -> dict[str, Any]:
+    """The reference's ``[llm]`` table, checked field by field (its ``LlmConfig``)."""
+    if raw is None:
+        return {}
+    if type(raw) is not dict:
+        problems.malformed(f"`llm` must be an object, found {_kind(raw)}", "llm")
+        return {}
+    if raw and model is not None and (model in FIXED_MODELS or model.startswith(OPENAI_PREFIX)):
+        problems.malformed(
+            f"`llm` applies to the Anthropic Messages models (`{ANTHROPIC_PREFIX}…`), "
+            f"not to `{model}`",
+            "llm",
+        )
+        return {}
+    llm: dict[str, Any] = {}
+    for key, value in raw.items():
+        where = f"llm.{key}"
+        if key not in LLM_KEYS:
+            expected = ", ".join(f"`{name}`" for name in LLM_KEYS)
+            problems.malformed(f"unknown field `{key}` in `llm`, expected {expected}", where)
+        elif value is None:
+            continue
+        elif key in ("base_url_env", "api_key_env"):
+            if type(value) is not str or not _ENV_NAME.fullmatch(value):
+                problems.malformed(
+                    f"`{where}` must name an environment variable (letters, digits and `_`)",
+                    where,
+                )
+            else:
+                llm[key] = value
+        elif key == "base_url":
+            if type(value) is not str or value.rstrip("/") != DEFAULT_LLM_BASE_URL:
+                problems.add(
+                    "llm_base_url_refused",
+                    f"`llm.base_url` may only be the public endpoint {DEFAULT_LLM_BASE_URL}: "
+                    "any other endpoint is named by `llm.base_url_env`, a variable this "
+                    "installation allows (GATEHOUSE_LLM_ENV_ALLOW), so that its key is never "
+                    "sent to an address an agent file chooses",
+                    where,
+                )
+            else:
+                llm[key] = DEFAULT_LLM_BASE_URL
+        elif key == "api_key_kind":
+            if value not in _API_KEY_KINDS:
+                problems.malformed(f"`{where}` must be `api_key` or `oauth`", where)
+            elif value != "api_key":
+                llm[key] = value
+        elif type(value) is not int or not 0 <= value <= (10 if key == "max_retries" else 3600):
+            top = 10 if key == "max_retries" else 3600
+            problems.malformed(f"`{where}` must be an integer in 0..={top}", where)
+        else:
+            llm[key] = value
+    return llm
+
+
+def _pricing(raw: Any, problems: _Problems) -> dict[str, float] | None:
+    if raw is None:
+        return None
+    if type(raw) is not dict:
+        problems.malformed(f"`pricing` must be an object, found {_kind(raw)}", "pricing")
+        return None
+    pricing: dict[str, float] = {}
+    for key, value in raw.items():
+        where = f"pricing.{key}"
+        if key not in ("input_per_mtok", "output_per_mtok"):
+            problems.malformed(
+                f"unknown field `{key}` in `pricing`, expected `input_per_mtok` or "
+                "`output_per_mtok`",
+                where,
+            )
+        elif type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+            problems.malformed(f"`{where}` must be a number of dollars, 0 or more", where)
+        else:
+            pricing[key] = value
+    for key in ("input_per_mtok", "output_per_mtok"):
+        if key not in raw:
+            problems.malformed(f"missing field `{key}` in `pricing`", f"pricing.{key}")
+    return pricing if len(pricing) == 2 else None
+
+
+def llm_env_problems(definition: AgentDefinition, allowed: Collection[str]) -> list[dict[str, str]]:
+    """The ``llm`` variables of ``definition`` this installation does not allow
+    (``GATEHOUSE_LLM_ENV_ALLOW``), one problem each, naming it and why."""
+    problems: list[dict[str, str]] = []
+    for key in ("base_url_env", "api_key_env"):
+        name = definition.llm.get(key)
+        if name is None or name in allowed:
+            continue
+        what = "an endpoint" if key == "base_url_env" else "a key"
+        problems.append(
+            {
+                "code": "llm_env_not_allowed",
+                "message": f"`llm.{key}` names `{name}`, which is not in this installation's "
+                f"GATEHOUSE_LLM_ENV_ALLOW: an agent file may read {what} only from a "
+                "variable the operator allows, so that no server secret can be sent to an "
+                "endpoint an author chooses",
+                "field": f"llm.{key}",
+            }
+        )
+    return problems
 
 
 def _options(model: str | None, raw: Any, problems: _Problems) -> dict[str, Any]:
@@ -191,10 +367,14 @@ def parse_agent_definition(
     if model is not None and (
         model not in FIXED_MODELS
         and not (model.startswith(OPENAI_PREFIX) and not is_blank(model[len(OPENAI_PREFIX) :]))
+        and not (
+            model.startswith(ANTHROPIC_PREFIX) and not is_blank(model[len(ANTHROPIC_PREFIX) :])
+        )
     ):
         problems.add(
             "unknown_model",
-            f"unknown model `{model}`: expected `echo`, `scripted` or `openai:<model name>`",
+            f"unknown model `{model}`: expected `echo`, `scripted`, `openai:<model name>` or "
+            f"an Anthropic model (`{ANTHROPIC_PREFIX}…`)",
             "model",
         )
 
@@ -210,6 +390,25 @@ def parse_agent_definition(
     budget = _budget(raw.get("budget"), problems)
     options = _options(model, raw.get("options"), problems)
     output_schema = output_schema_of(raw.get("output_schema"), problems, closed_world=closed_world)
+    llm = _llm(model, raw.get("llm"), problems)
+    pricing = _pricing(raw.get("pricing"), problems)
+    if "max_cost_usd" in budget and pricing is None and "pricing" not in raw:
+        problems.add(
+            "missing_pricing",
+            "a cost budget needs `pricing` (`input_per_mtok` and `output_per_mtok`): a cost "
+            "cannot be counted without rates",
+            "pricing",
+        )
+    max_response_tokens = raw.get("max_response_tokens")
+    if max_response_tokens is not None and (
+        type(max_response_tokens) is not int or not 1 <= max_response_tokens <= U32_MAX
+    ):
+        problems.malformed(
+            f"`max_response_tokens` must be an integer in 1..={U32_MAX}", "max_response_tokens"
+        )
+    record_prompts = raw.get("record_prompts")
+    if record_prompts is not None and type(record_prompts) is not bool:
+        problems.malformed("`record_prompts` must be true or false", "record_prompts")
     # A missing or mistyped model or prompt is among the problems; the checker cannot know.
     if problems.errors or model is None or prompt is None:
         raise InvalidAgentDefinition(problems.errors)
@@ -221,6 +420,10 @@ def parse_agent_definition(
         budget=budget,
         options=options,
         output_schema=output_schema,
+        llm=llm,
+        pricing=pricing,
+        max_response_tokens=max_response_tokens,
+        record_prompts=record_prompts is True,
     )
 
 

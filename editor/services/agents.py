@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -28,6 +29,7 @@ from editor.graph import (
     InvalidAgentDefinition,
     JsonError,
     agent_def_hash,
+    llm_env_problems,
     parse_agent_definition,
     read_json,
 )
@@ -127,6 +129,10 @@ def create_agent(user: Any, data: bytes | str, content_type: str = "") -> Stored
         definition = _parse(data, form)
     except InvalidAgentDefinition as error:
         raise InvalidAgent(error.errors) from None
+    # `[llm]` names variables of this server's environment: only those the operator allows.
+    refused = llm_env_problems(definition, settings.GATEHOUSE_LLM_ENV_ALLOW)
+    if refused:
+        raise InvalidAgent(refused)
     where = nul_path(definition.as_json())
     if where is not None:
         raise InvalidAgent(

@@ -74,8 +74,8 @@ def test_an_agent_file_with_fields_gatehouse_does_not_offer_is_refused_naming_ea
     error = error_of(response)
     assert error["code"] == "invalid_agent"
     assert [(item["code"], item["field"]) for item in error["details"]["errors"]] == [
-        ("unsupported_field", "llm"),
         ("unsupported_field", "wasm_tools"),
+        ("malformed_definition", "llm"),
     ]
     assert not AgentDefinition.objects.exists()
 
