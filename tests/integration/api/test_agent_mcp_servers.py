@@ -4,8 +4,6 @@ names a server of the operator's catalogue, registered under the reference's own
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,36 +13,18 @@ import pytest
 from editor.models import AgentDefinition
 from editor.services import installation
 from tests.integration.api.callers import Caller, error_of
+from tests.integration.mcp.examples import (
+    AGENT_FILES,
+    REFERENCE,
+    example_catalogue,
+    hashes_named_by_graphs,
+)
 from tests.integration.mcp.servers import EXAMPLES, processes_marked
 
 pytestmark = [
     pytest.mark.django_db,
     pytest.mark.skipif(not EXAMPLES.is_dir(), reason="the reference's examples are absent"),
 ]
-
-#: The examples name their servers relative to the reference's root.
-REFERENCE = EXAMPLES.parent
-AGENT_FILES = sorted(EXAMPLES.glob("*/agents/*.toml"))
-
-
-def example_catalogue(folder: Path, extra: str = "") -> tuple[Path, str]:
-    """A catalogue naming the examples' two servers exactly as their agent files do, their
-    ledgers in ``folder``; and the marker their processes carry in their environment."""
-    marker = uuid.uuid4().hex
-    text = ""
-    for name, script, variables in (
-        ("disputes", "examples/graph-service/server.py", "SALVOR_DISPUTES"),
-        ("payroll", "examples/payroll/server.py", "SALVOR_PAYROLL"),
-    ):
-        text += (
-            f'[servers.{name}]\ncommand = "python3"\nargs = ["{script}"]\ncwd = "{REFERENCE}"\n'
-            f'env = {{ GATEHOUSE_TEST_MARK = "{marker}", '
-            f'{variables}_LEDGER = "{folder / (name + "-ledger.txt")}", '
-            f'{variables}_NOTICES = "{folder / (name + "-notices.json")}" }}\n\n'
-        )
-    path = folder / "mcp-servers.toml"
-    path.write_text(text + extra, encoding="utf-8")
-    return path, marker
 
 
 @pytest.fixture
@@ -66,20 +46,6 @@ def catalogue(settings: Any, tmp_path: Path) -> Iterator[Callable[[str], str]]:
 
 def post_toml(api: Caller, text: str) -> Any:
     return api.post("/v1/agents", text.encode(), content_type="application/toml")
-
-
-def hashes_named_by_graphs(folder: Path) -> set[str]:
-    found: set[str] = set()
-    stack: list[Any] = [json.loads(path.read_text()) for path in folder.glob("*.json")]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            if isinstance(value.get("agent_hash"), str):
-                found.add(value["agent_hash"])
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return found
 
 
 @pytest.mark.parametrize(
