@@ -39,6 +39,7 @@ from editor.graph.jsonio import hash_value
 __all__ = [
     "EFFECTS",
     "GATEHOUSE_MODELS",
+    "MAX_MCP_SERVERS",
     "ListedTool",
     "McpServerRef",
     "listed_tool",
@@ -74,6 +75,9 @@ _REFUSED_SERVER_FIELDS = {
     "catalogue (GATEHOUSE_MCP_SERVERS), never by an agent file",
 }
 _NANOS = 10**9
+#: The most ``[[mcp_servers]]`` entries one agent file may have (the reference's examples have
+#: one): each is matched and listed at registration.
+MAX_MCP_SERVERS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,15 @@ def read_mcp_servers(raw: Any) -> tuple[list[McpServerRef], list[dict[str, str]]
             _problem(
                 "malformed_definition",
                 "`mcp_servers` must be an array of tables (`[[mcp_servers]]`)",
+                "mcp_servers",
+            )
+        ]
+    if len(raw) > MAX_MCP_SERVERS:
+        return [], [
+            _problem(
+                "too_many_mcp_servers",
+                f"the agent file has {len(raw)} `[[mcp_servers]]` entries, more than the "
+                f"{MAX_MCP_SERVERS} one agent may use",
                 "mcp_servers",
             )
         ]

@@ -200,3 +200,16 @@ def test_an_mcp_servers_entry_is_read_as_the_reference_reads_it_without_env_or_c
     assert servers == []
     assert (problems[0]["code"], problems[0]["field"]) == (code, where)
     assert where.removeprefix("mcp_servers[0]").lstrip(".").split(".")[0] in problems[0]["message"]
+
+
+def test_an_agent_file_may_name_at_most_sixteen_servers() -> None:
+    entries = [{"command": "a"}] * 17
+
+    servers, problems = read_mcp_servers(entries)
+
+    assert servers == []
+    assert [(problem["code"], problem["field"]) for problem in problems] == [
+        ("too_many_mcp_servers", "mcp_servers")
+    ]
+    assert "17 `[[mcp_servers]]` entries, more than the 16" in problems[0]["message"]
+    assert len(read_mcp_servers(entries[:16])[0]) == 16
