@@ -4,7 +4,11 @@ The hash leaves the name out, so posting the same definition under a new name re
 the stored one instead of storing a second copy (spec 01, *Agent definitions*). What is
 served as ``definition`` is the hashed form (:meth:`AgentDefinition.identity`: defaults
 written out, no name), so ``hash_value(definition)`` is the agent's hash; the name is
-served beside it.
+served beside it. The exception: a reference agent file the reference could run as it is
+(``editor.graph.reference_agents.uses_reference_identity``) is stored under the reference's
+own ``agent_def_hash`` (its ``[[mcp_servers]]`` matched against the operator's catalogue by
+``editor.services.agent_servers``, their tools the definition's ``tools``), so that a graph
+pinning that hash resolves here.
 
 A definition arrives as JSON (Gatehouse's fields, or the reference's) or as the reference's
 agent file in TOML (``editor.graph.agent_files``); ``format`` says which, and a TOML file is
