@@ -28,12 +28,12 @@ pytestmark = [
 
 
 @pytest.fixture
-def catalogue(settings: Any, tmp_path: Path) -> Iterator[Callable[[str], str]]:
+def catalogue(settings: Any, tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Use the examples' catalogue (plus ``extra`` entries); the marker of its processes."""
     settings.GATEHOUSE_LLM_ENV_ALLOW = ["SALVOR_DEMO_BASE_URL"]
 
-    def use(extra: str = "") -> str:
-        path, marker = example_catalogue(tmp_path, extra)
+    def use(extra: str = "", payroll: str = "") -> str:
+        path, marker = example_catalogue(tmp_path, extra, payroll)
         settings.GATEHOUSE_MCP_SERVERS = str(path)
         installation.reset()
         return marker
@@ -52,7 +52,7 @@ def post_toml(api: Caller, text: str) -> Any:
     "folder", sorted({path.parent.parent for path in AGENT_FILES}), ids=lambda path: path.name
 )
 def test_each_example_agent_file_registers_under_the_hash_its_example_graph_names(
-    api: Caller, catalogue: Callable[[str], str], folder: Path
+    api: Caller, catalogue: Callable[..., str], folder: Path
 ) -> None:
     marker = catalogue("")
 
@@ -72,7 +72,7 @@ def test_each_example_agent_file_registers_under_the_hash_its_example_graph_name
 
 
 def test_an_example_agents_tools_are_its_servers_tools_in_the_registry(
-    api: Caller, catalogue: Callable[[str], str]
+    api: Caller, catalogue: Callable[..., str]
 ) -> None:
     catalogue("")
     text = (EXAMPLES / "payroll" / "agents" / "notify-summary.toml").read_text()
@@ -89,7 +89,7 @@ AGENT = 'model = "claude-opus-4-8"\nsystem_prompt = "x"\n\n'
 
 
 def test_an_entry_naming_a_command_not_in_the_catalogue_is_refused_naming_it_and_the_catalogue(
-    api: Caller, catalogue: Callable[[str], str]
+    api: Caller, catalogue: Callable[..., str]
 ) -> None:
     catalogue("")
     text = AGENT + '[[mcp_servers]]\ncommand = "python3"\nargs = ["/tmp/mine.py"]\n'
@@ -116,7 +116,7 @@ def test_an_entry_naming_a_command_not_in_the_catalogue_is_refused_naming_it_and
     ],
 )
 def test_a_url_or_arguments_the_catalogue_does_not_have_are_an_unknown_mcp_server(
-    api: Caller, catalogue: Callable[[str], str], entry: str
+    api: Caller, catalogue: Callable[..., str], entry: str
 ) -> None:
     catalogue("")
 
@@ -130,7 +130,7 @@ def test_a_url_or_arguments_the_catalogue_does_not_have_are_an_unknown_mcp_serve
     ("field", "value"), [("env", '{ SALVOR_PAYROLL_LEDGER = "/etc/passwd" }'), ("cwd", '"/"')]
 )
 def test_an_entry_may_not_bring_its_own_env_or_cwd(
-    api: Caller, catalogue: Callable[[str], str], field: str, value: str
+    api: Caller, catalogue: Callable[..., str], field: str, value: str
 ) -> None:
     catalogue("")
     entry = f'command = "python3"\nargs = ["examples/payroll/server.py"]\n{field} = {value}\n'
@@ -166,7 +166,7 @@ def started_marker_server(tmp_path: Path) -> tuple[str, str, Path]:
     ids=["unknown command", "env", "llm variable not allowed"],
 )
 def test_a_refused_file_starts_no_process_not_even_its_catalogue_servers(
-    api: Caller, catalogue: Callable[[str], str], tmp_path: Path, refused: str
+    api: Caller, catalogue: Callable[..., str], tmp_path: Path, refused: str
 ) -> None:
     catalogue_entry, agent_entry, started = started_marker_server(tmp_path)
     catalogue(catalogue_entry)
@@ -183,7 +183,7 @@ def test_a_refused_file_starts_no_process_not_even_its_catalogue_servers(
 
 
 def test_an_effect_the_catalogue_does_not_run_a_tool_with_is_refused_naming_both(
-    api: Caller, catalogue: Callable[[str], str]
+    api: Caller, catalogue: Callable[..., str]
 ) -> None:
     catalogue("")
     entry = (
@@ -201,7 +201,7 @@ def test_an_effect_the_catalogue_does_not_run_a_tool_with_is_refused_naming_both
 
 
 def test_an_idempotency_key_for_a_tool_the_server_does_not_list_is_refused_listing_its_tools(
-    api: Caller, catalogue: Callable[[str], str]
+    api: Caller, catalogue: Callable[..., str]
 ) -> None:
     catalogue("")
     entry = (
@@ -224,7 +224,7 @@ def test_an_idempotency_key_for_a_tool_the_server_does_not_list_is_refused_listi
 
 
 def test_an_idempotency_key_is_accepted_only_as_the_catalogue_declares_it(
-    api: Caller, catalogue: Callable[[str], str]
+    api: Caller, catalogue: Callable[..., str]
 ) -> None:
     catalogue("")
     entry = (
@@ -238,10 +238,17 @@ def test_an_idempotency_key_is_accepted_only_as_the_catalogue_declares_it(
     [problem] = error_of(undeclared)["details"]["errors"]
     assert problem["code"] == "idempotency_key_not_in_catalogue"
     assert "calls it with no key" in problem["message"]
+    catalogue(payroll='idempotency_keys = { pay_employee = "id" }\n')
+    assert post_toml(api, AGENT + entry).status_code == 201
+    other = entry.replace('"id"', '"employee.id"')
+    assert error_of(post_toml(api, AGENT + other))["details"]["errors"][0]["message"].endswith(
+        "calls it with `id`: calls are keyed as the operator's catalogue says, so a file may "
+        "only repeat its keys"
+    )
 
 
 def test_two_entries_offering_one_tool_name_are_refused(
-    api: Caller, catalogue: Callable[[str], str]
+    api: Caller, catalogue: Callable[..., str]
 ) -> None:
     catalogue("")
     entry = '[[mcp_servers]]\ncommand = "python3"\nargs = ["examples/payroll/server.py"]\n'
@@ -269,7 +276,7 @@ def test_without_a_catalogue_every_entry_is_an_unknown_mcp_server(
 
 
 def test_a_gatehouse_model_with_mcp_servers_keeps_gatehouses_hash_and_gets_the_tools(
-    api: Caller, catalogue: Callable[[str], str]
+    api: Caller, catalogue: Callable[..., str]
 ) -> None:
     catalogue("")
     text = (

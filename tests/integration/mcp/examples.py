@@ -15,10 +15,10 @@ REFERENCE = EXAMPLES.parent
 AGENT_FILES = sorted(EXAMPLES.glob("*/agents/*.toml"))
 
 
-def example_catalogue(folder: Path, extra: str = "") -> tuple[Path, str]:
+def example_catalogue(folder: Path, extra: str = "", payroll: str = "") -> tuple[Path, str]:
     """A catalogue naming the examples' two servers as their agent files do (``disputes``,
     ``payroll``), their ledgers in ``folder``; and the marker their processes carry in their
-    environment."""
+    environment. ``payroll`` adds lines to the payroll server's entry."""
     marker = uuid.uuid4().hex
     text = ""
     for name, script, variables in (
@@ -29,7 +29,9 @@ def example_catalogue(folder: Path, extra: str = "") -> tuple[Path, str]:
             f'[servers.{name}]\ncommand = "python3"\nargs = ["{script}"]\ncwd = "{REFERENCE}"\n'
             f'env = {{ GATEHOUSE_TEST_MARK = "{marker}", '
             f'{variables}_LEDGER = "{folder / (name + "-ledger.txt")}", '
-            f'{variables}_NOTICES = "{folder / (name + "-notices.json")}" }}\n\n'
+            f'{variables}_NOTICES = "{folder / (name + "-notices.json")}" }}\n'
+            + (payroll if name == "payroll" else "")
+            + "\n"
         )
     path = folder / "mcp-servers.toml"
     path.write_text(text + extra, encoding="utf-8")
