@@ -140,9 +140,9 @@ def _agreement(server: MatchedServer) -> list[dict[str, str]]:
     ref, entry = server.ref, server.entry
     offered = [tool.name for tool in server.tools]
     problems = []
-    for tool, path in ref.idempotency_keys.items():
-        where = f"{ref.where}.idempotency_keys.{tool}"
-        if tool not in offered:
+    for name, path in ref.idempotency_keys.items():
+        where = f"{ref.where}.idempotency_keys.{name}"
+        if name not in offered:
             listed = (
                 f"this server advertises: {', '.join(offered)}"
                 if offered
@@ -151,20 +151,20 @@ def _agreement(server: MatchedServer) -> list[dict[str, str]]:
             problems.append(
                 _problem(
                     "unknown_tool",
-                    f"`idempotency_keys` declares a key for tool `{tool}`, but {listed}. A key "
+                    f"`idempotency_keys` declares a key for tool `{name}`, but {listed}. A key "
                     "that binds to no tool would leave the tool it was meant for keyless, so "
                     "this is refused rather than ignored. Check the spelling, or drop the entry",
                     where,
                 )
             )
             continue
-        declared = entry.idempotency_keys.get(tool)
+        declared = entry.idempotency_keys.get(name)
         if declared != tuple(path.split(".")):
             runs_with = f"`{'.'.join(declared)}`" if declared else "no key"
             problems.append(
                 _problem(
                     "idempotency_key_not_in_catalogue",
-                    f"`idempotency_keys` declares `{tool}` keyed by `{path}`, but the catalogue's "
+                    f"`idempotency_keys` declares `{name}` keyed by `{path}`, but the catalogue's "
                     f"server `{entry.name}` calls it with {runs_with}: calls are keyed as the "
                     "operator's catalogue says, so a file may only repeat its keys",
                     where,
