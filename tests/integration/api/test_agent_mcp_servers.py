@@ -291,3 +291,21 @@ def test_a_gatehouse_model_with_mcp_servers_keeps_gatehouses_hash_and_gets_the_t
     assert definition["tools"] == ["issue_refund", "lookup_dispute", "send_notice"]
     same = api.post("/v1/agents", {"model": "echo", "prompt": "x", "tools": definition["tools"]})
     assert same.json() == {"agent": response.json()["agent"], "created": False}
+
+
+def test_a_catalogue_server_that_will_not_start_is_named_and_nothing_is_stored(
+    api: Caller, catalogue: Callable[..., str]
+) -> None:
+    catalogue(
+        '[servers.broken]\ncommand = "sh"\nargs = ["-c", "echo \'no licence\' >&2; exit 3"]\n'
+    )
+    entry = '[[mcp_servers]]\ncommand = "sh"\nargs = ["-c", "echo \'no licence\' >&2; exit 3"]\n'
+
+    response = post_toml(api, AGENT + entry)
+
+    assert response.status_code == 400
+    [problem] = error_of(response)["details"]["errors"]
+    assert (problem["code"], problem["field"]) == ("mcp_server_unavailable", "mcp_servers[0]")
+    assert "the catalogue's server `broken`" in problem["message"]
+    assert "no licence" in problem["message"]
+    assert not AgentDefinition.objects.exists()
