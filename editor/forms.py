@@ -23,6 +23,7 @@ from editor.graph import (
     short_hash,
     wire_value,
 )
+from editor.graph.agent_files import MAX_AGENT_FILE_BYTES
 from editor.graph.edits import format_draft
 from editor.graph.templates import (
     MAX_PERSONAS,
@@ -353,6 +354,30 @@ class AgentForm(forms.Form):
             if field == "model" and self.cleaned_data.get("model") == "openai":
                 field = "openai_model"
             self.add_error(field, error["message"])
+
+
+class AgentFileForm(forms.Form):
+    """The reference's agent file, pasted as it is (``POST /v1/agents`` with TOML)."""
+
+    source = forms.CharField(
+        label="Agent file (TOML)",
+        strip=False,
+        max_length=MAX_AGENT_FILE_BYTES,
+        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
+        help_text=(
+            "The reference's agent file. Each <code>[[mcp_servers]]</code> entry must name a "
+            "server of this installation's catalogue: the same <code>command</code> and "
+            "<code>args</code>, or the same <code>url</code> (no <code>env</code> or "
+            "<code>cwd</code>)."
+        ),
+    )
+
+    def add_service_errors(self, errors: list[dict[str, str]]) -> None:
+        """Show each of the service's errors, located by the field of the file it is about."""
+        for error in errors:
+            where = str(error.get("field", ""))
+            message = error["message"]
+            self.add_error("source", f"{where}: {message}" if where else message)
 
 
 # --- Start run ---------------------------------------------------------------------------

@@ -4,7 +4,11 @@ The hash leaves the name out, so posting the same definition under a new name re
 the stored one instead of storing a second copy (spec 01, *Agent definitions*). What is
 served as ``definition`` is the hashed form (:meth:`AgentDefinition.identity`: defaults
 written out, no name), so ``hash_value(definition)`` is the agent's hash; the name is
-served beside it.
+served beside it. The exception: a reference agent file the reference could run as it is
+(``editor.graph.reference_agents.uses_reference_identity``) is stored under the reference's
+own ``agent_def_hash`` (its ``[[mcp_servers]]`` matched against the operator's catalogue by
+``editor.services.agent_servers``, their tools the definition's ``tools``), so that a graph
+pinning that hash resolves here.
 
 A definition arrives as JSON (Gatehouse's fields, or the reference's) or as the reference's
 agent file in TOML (``editor.graph.agent_files``); ``format`` says which, and a TOML file is
@@ -14,7 +18,7 @@ kept as it was sent (``source``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -38,9 +42,16 @@ from editor.graph.agent_files import (
     parse_reference_agent,
     read_agent_toml,
 )
+from editor.graph.reference_agents import (
+    McpServerRef,
+    read_mcp_servers,
+    reference_agent_def_hash,
+    uses_reference_identity,
+)
 from editor.models import AgentDefinition
 from editor.services import quotas
 from editor.services.access import can_author
+from editor.services.agent_servers import match_servers
 from editor.services.errors import InvalidAgent, NotAllowed, UnknownAgent, UnsupportedMediaType
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, encode_cursor, page_of
 from editor.services.storable import nul_path
@@ -103,9 +114,17 @@ def body_format(content_type: str) -> str:
     raise UnsupportedMediaType(media, (*JSON_TYPES, TOML_TYPES[0]))
 
 
-def _parse(data: bytes | str, form: str) -> Definition:
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    definition: Definition
+    #: The reference's fields as sent (``None`` for Gatehouse's own JSON fields).
+    reference: dict[str, Any] | None = None
+    servers: tuple[McpServerRef, ...] = ()
+
+
+def _parse(data: bytes | str, form: str) -> _Parsed:
     if form == "toml":
-        return parse_reference_agent(read_agent_toml(data))
+        return _parse_reference(read_agent_toml(data))
     try:
         raw = read_json(data)
     except JsonError as error:
@@ -113,8 +132,38 @@ def _parse(data: bytes | str, form: str) -> Definition:
             [{"code": "malformed_definition", "message": str(error), "field": ""}]
         ) from None
     if is_reference_definition(raw):
-        return parse_reference_agent(raw)
-    return parse_agent_definition(raw)
+        return _parse_reference(raw)
+    return _Parsed(parse_agent_definition(raw))
+
+
+def _parse_reference(table: dict[str, Any]) -> _Parsed:
+    """The reference's fields: ``[[mcp_servers]]`` read here (matched against the catalogue
+    later, once nothing else is wrong), the rest by :func:`parse_reference_agent`."""
+    servers, problems = read_mcp_servers(table.get("mcp_servers"))
+    fields = {key: value for key, value in table.items() if key != "mcp_servers"}
+    try:
+        definition = parse_reference_agent(fields)
+    except InvalidAgentDefinition as error:
+        problems = [*error.errors, *problems]
+    if problems:
+        raise InvalidAgentDefinition(problems)
+    return _Parsed(definition, table, tuple(servers))
+
+
+def _identity(parsed: _Parsed) -> tuple[Definition, str]:
+    """The definition to store, with its MCP servers' tools, and its hash: the reference's
+    ``agent_def_hash`` for a file the reference could run as it is (``uses_reference_identity``),
+    else Gatehouse's. Matching the servers is the one step that may start a process (each
+    matched catalogue server's short listing); it runs last, after every other check."""
+    definition = parsed.definition
+    matched = match_servers(parsed.servers)
+    if matched:
+        names = {tool.name for server in matched for tool in server.tools}
+        definition = replace(definition, tools=tuple(sorted(names | set(definition.tools))))
+    if parsed.reference is not None and uses_reference_identity(parsed.reference):
+        tools = [tool for server in matched for tool in server.descriptors()]
+        return definition, reference_agent_def_hash(parsed.reference, tools)
+    return definition, agent_def_hash(definition)
 
 
 def create_agent(user: Any, data: bytes | str, content_type: str = "") -> StoredAgent:
@@ -127,9 +176,10 @@ def create_agent(user: Any, data: bytes | str, content_type: str = "") -> Stored
         raise NotAllowed()
     form = body_format(content_type)
     try:
-        definition = _parse(data, form)
+        parsed = _parse(data, form)
     except InvalidAgentDefinition as error:
         raise InvalidAgent(error.errors) from None
+    definition = parsed.definition
     # `[llm]` names variables of this server's environment: only those the operator allows.
     refused = llm_env_problems(definition, settings.GATEHOUSE_LLM_ENV_ALLOW)
     if refused:
@@ -145,7 +195,10 @@ def create_agent(user: Any, data: bytes | str, content_type: str = "") -> Stored
                 }
             ]
         )
-    digest = agent_def_hash(definition)
+    try:
+        definition, digest = _identity(parsed)
+    except InvalidAgentDefinition as error:
+        raise InvalidAgent(error.errors) from None
     try:
         with transaction.atomic():
             stored = AgentDefinition.objects.create(

@@ -277,14 +277,16 @@ def client_agents(deployment: Deployment) -> list[str]:
         return client.list_agents()
 
 
-def test_a_bad_agent_file_is_refused_naming_what_gatehouse_does_not_offer(
+def test_an_agent_file_naming_a_server_outside_the_catalogue_is_refused_naming_the_entry(
     deployment: Deployment,
 ) -> None:
     with deployment.client() as client, pytest.raises(SalvorAPIError) as refused:
         client.register_agent('model = "echo"\n\n[[mcp_servers]]\ncommand = "payouts"\n')
 
     assert refused.value.status == 400 and refused.value.code == "invalid_agent"
-    assert [error["field"] for error in refused.value.details["errors"]] == ["mcp_servers"]
+    assert [(error["code"], error["field"]) for error in refused.value.details["errors"]] == [
+        ("unknown_mcp_server", "mcp_servers[0]")
+    ]
 
 
 def test_every_run_is_listed_however_many_there_are(deployment: Deployment) -> None:
