@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from editor.engine.errors import ProviderError, ToolError
 from editor.engine.history import CallHistory, NodeHistory, Scope
 from editor.engine.ports import (
+    ANSWER_TOOL,
     CallClaim,
     CallCommitments,
     ModelReply,
@@ -24,7 +25,7 @@ from editor.engine.ports import (
     ToolEffect,
     ToolSpec,
 )
-from editor.engine.schemas import first_violation
+from editor.engine.schemas import first_violation, violations
 from editor.engine.steps import (
     Buffer,
     DriveState,
@@ -46,7 +47,26 @@ from editor.graph import (
     read_json,
 )
 
-__all__ = ["CallSteps"]
+__all__ = [
+    "INVALID_ANSWER_FEEDBACK",
+    "NOT_ALONE_FEEDBACK",
+    "NO_ANSWER_FEEDBACK",
+    "CallSteps",
+]
+
+#: What the structured loop tells a model that did not answer through ``salvor_answer`` as
+#: required (spec 08, section 4: the texts are Gatehouse's own, exact).
+NOT_ALONE_FEEDBACK = (
+    f"call {ANSWER_TOOL} alone: finish the other tool calls first, then call {ANSWER_TOOL} "
+    "once with the final answer"
+)
+INVALID_ANSWER_FEEDBACK = (
+    f"the {ANSWER_TOOL} input does not match the required schema: {{violations}}; "
+    f"call {ANSWER_TOOL} again with an input that matches it"
+)
+NO_ANSWER_FEEDBACK = (
+    f"answer by calling {ANSWER_TOOL} with an input that matches the required schema"
+)
 
 
 if TYPE_CHECKING:
@@ -304,13 +324,15 @@ class CallSteps(_DriveBase):
         self.check_schema(
             node.input_schema, value, f"agent node `{node.id}`: its input", "input_schema"
         )
-        output = self._agent_loop(node.id, node.agent_hash, value, scope, buffer, past)
         schema = node.output_schema
         if schema is None:  # the agent's own declared shape, when the node declares none
             definition = self.installation.agents.get(node.agent_hash)
             schema = definition.output_schema if definition is not None else None
-        self.check_schema(schema, output, f"agent node `{node.id}`: its output", "output_schema")
-        return output
+        # With a schema the agent answers through `salvor_answer` (spec 08, section 4): the
+        # loop returns an object already checked against it.
+        return self._agent_loop(
+            node.id, node.agent_hash, value, scope, buffer, past, answer_schema=schema
+        )
 
     def _agent_loop(
         self,
@@ -320,7 +342,13 @@ class CallSteps(_DriveBase):
         scope: Scope,
         buffer: Buffer,
         past: NodeHistory,
+        *,
+        answer_schema: dict[str, Any] | bool | None = None,
     ) -> Any:
+        """The agent's conversation until it answers. Without ``answer_schema`` the answer is
+        the first reply without tool calls; with one it is the input of a lone, valid
+        ``salvor_answer`` call, and anything else is answered with feedback and asked again
+        (every retry a model call, counted by ``max_steps``)."""
         definition = self.installation.agents.get(agent_hash)
         assert definition is not None  # resolve_names checked it
         provider = self.installation.providers.provider_for(definition.model)
@@ -362,6 +390,7 @@ class CallSteps(_DriveBase):
                 tuple(offered.values()),
                 buffer,
                 past,
+                answer_schema,
             )
             step += 1
             tokens += usage_tokens
@@ -380,30 +409,34 @@ class CallSteps(_DriveBase):
                         )
                     ]
                 )
-            if reply.tool_calls:
-                messages.append(
-                    {
-                        "role": "assistant",
-                        "content": reply.content,
-                        "tool_calls": reply.as_json()["tool_calls"],
-                    }
+            if answer_schema is not None:
+                answer = self._structured_round(
+                    node_id,
+                    reply,
+                    offered,
+                    answer_schema,
+                    messages,
+                    scope,
+                    tool_number,
+                    buffer,
+                    past,
                 )
+                tool_number += sum(1 for call in reply.tool_calls if call.name != ANSWER_TOOL)
+                if answer is not MISSING:
+                    return answer
+                continue
+            if reply.tool_calls:
+                messages.append(_assistant_message(reply))
                 for call in reply.tool_calls:
-                    spec = offered.get(call.name)
-                    if spec is None:
-                        raise StepFailed(
-                            f"agent node `{node_id}`: the model asked for the tool `{call.name}`, "
-                            f"which its agent does not list"
-                        )
-                    result = self._tool_call(
-                        spec,
+                    result = self._agent_tool_call(
                         node_id,
+                        offered,
+                        call.name,
                         call.arguments,
                         scope,
                         tool_number,
                         buffer,
                         past,
-                        f"agent node `{node_id}`: the tool `{call.name}` failed",
                     )
                     tool_number += 1
                     messages.append(
@@ -411,6 +444,76 @@ class CallSteps(_DriveBase):
                     )
             if not reply.tool_calls:
                 return _reply_value(reply.content)
+
+    def _agent_tool_call(
+        self,
+        node_id: str,
+        offered: dict[str, ToolSpec],
+        name: str,
+        arguments: Any,
+        scope: Scope,
+        number: int,
+        buffer: Buffer,
+        past: NodeHistory,
+    ) -> Any:
+        spec = offered.get(name)
+        if spec is None:
+            raise StepFailed(
+                f"agent node `{node_id}`: the model asked for the tool `{name}`, "
+                f"which its agent does not list"
+            )
+        return self._tool_call(
+            spec,
+            node_id,
+            arguments,
+            scope,
+            number,
+            buffer,
+            past,
+            f"agent node `{node_id}`: the tool `{name}` failed",
+        )
+
+    def _structured_round(
+        self,
+        node_id: str,
+        reply: ModelReply,
+        offered: dict[str, ToolSpec],
+        schema: dict[str, Any] | bool,
+        messages: list[dict[str, Any]],
+        scope: Scope,
+        tool_number: int,
+        buffer: Buffer,
+        past: NodeHistory,
+    ) -> Any:
+        """One reply of the structured loop: the answer object, or :data:`MISSING` after
+        appending to ``messages`` what the model is told before it is asked again. The real
+        tool calls of the reply run and are recorded as usual; ``salvor_answer`` never runs."""
+        answers = [call for call in reply.tool_calls if call.name == ANSWER_TOOL]
+        if not reply.tool_calls:
+            messages.append({"role": "assistant", "content": reply.content})
+            messages.append({"role": "user", "content": NO_ANSWER_FEEDBACK})
+            return MISSING
+        messages.append(_assistant_message(reply))
+        alone = len(reply.tool_calls) == 1 and len(answers) == 1
+        for call in reply.tool_calls:
+            if call.name != ANSWER_TOOL:
+                result = self._agent_tool_call(
+                    node_id, offered, call.name, call.arguments, scope, tool_number, buffer, past
+                )
+                tool_number += 1
+                content = compact_json(result)
+            elif not alone:
+                content = NOT_ALONE_FEEDBACK
+            else:
+                problems = violations(schema, call.arguments)
+                self.check_wall_time()  # the check's own time counts against the run's
+                if not problems:
+                    return call.arguments
+                content = INVALID_ANSWER_FEEDBACK.format(
+                    violations="; ".join(f"{p['path']}: {p['message']}" for p in problems)
+                )
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        return MISSING
 
     def _model_call(
         self,
@@ -423,6 +526,7 @@ class CallSteps(_DriveBase):
         tools: tuple[ToolSpec, ...],
         buffer: Buffer,
         past: NodeHistory,
+        answer_schema: dict[str, Any] | bool | None = None,
     ) -> tuple[ModelReply, int]:
         recorded = past.model_calls.get(number) or CallHistory()
         if recorded.completed is not None:
@@ -453,6 +557,7 @@ class CallSteps(_DriveBase):
             cursor=number,
             idempotency_key=key,
             timeout=self.limits.model_timeout,
+            answer_schema=answer_schema,
         )
         try:
             reply = self._call_with_timeout(
@@ -478,6 +583,14 @@ class CallSteps(_DriveBase):
             )
         )
         return reply, reply.usage.input_tokens + reply.usage.output_tokens
+
+
+def _assistant_message(reply: ModelReply) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": reply.content,
+        "tool_calls": reply.as_json()["tool_calls"],
+    }
 
 
 def _reply_value(content: str | None) -> Any:

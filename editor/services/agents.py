@@ -21,6 +21,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from editor.engine import ANSWER_TOOL
+from editor.engine.ports import ANSWER_TOOL_TAKEN
 from editor.graph import (
     AgentDefinition as Definition,
 )
@@ -127,6 +129,10 @@ def create_agent(user: Any, data: bytes | str, content_type: str = "") -> Stored
         definition = _parse(data, form)
     except InvalidAgentDefinition as error:
         raise InvalidAgent(error.errors) from None
+    if ANSWER_TOOL in definition.tools:  # the structured loop's own tool (spec 08, section 4)
+        raise InvalidAgent(
+            [{"code": "answer_tool_name_taken", "message": ANSWER_TOOL_TAKEN, "field": "tools"}]
+        )
     where = nul_path(definition.as_json())
     if where is not None:
         raise InvalidAgent(
