@@ -15,6 +15,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from editor.engine.errors import ProviderError, ToolError
 from editor.engine.history import CallHistory, NodeHistory, Scope
+from editor.engine.parks import (
+    PARK_IN_AGENT,
+    ParkRequestError,
+    SuspendRequest,
+    asks_to_park,
+    park_request,
+    without_park,
+)
 from editor.engine.ports import (
     ANSWER_TOOL,
     CallClaim,
@@ -25,7 +33,9 @@ from editor.engine.ports import (
     ToolEffect,
     ToolSpec,
 )
+from editor.engine.records import timestamp
 from editor.engine.schemas import first_violation, violations
+from editor.engine.status import instant
 from editor.engine.steps import (
     Buffer,
     DriveState,
@@ -106,9 +116,47 @@ class CallSteps(_DriveBase):
         output = self._tool_call(
             spec, node.id, data, scope, 0, buffer, past, f"tool node `{node.id}` failed"
         )
+        output = self._parked_by_result(node, output, scope, buffer, past)
         self.check_schema(
             node.output_schema, output, f"tool node `{node.id}`: its output", "output_schema"
         )
+        return output
+
+    def _parked_by_result(
+        self, node: ToolNode, output: Any, scope: Scope, buffer: Buffer, past: NodeHistory
+    ) -> Any:
+        """The node's output once the park its result asks for is over (spec 08, section 5):
+        the resume input after a suspension, the result without ``_meta.salvor`` after a sleep;
+        the result itself when it asks for none. Parks the run while the park lasts."""
+        try:
+            park = park_request(output)
+        except ParkRequestError as error:
+            raise StepFailed(f"tool node `{node.id}` failed: {error}") from None
+        if park is None:
+            return output
+        if isinstance(park, SuspendRequest):
+            if past.resumed is not None:
+                return past.resumed.get("input")
+            fields: dict[str, Any] = {"reason": park.reason, "input_schema": park.input_schema}
+            if park.signal:
+                fields["kind"] = "signal"
+            raise Parked([("Suspended", event_payload(node.id, scope, **fields))])
+        output = without_park(output)
+        if past.sleep_completed:
+            return output
+        if past.sleep_started is not None:
+            wake_at = instant(past.sleep_started.get("wake_at"))
+            if wake_at is None or self.clock.now() < wake_at:
+                raise Parked([])
+        else:
+            started = (
+                "SleepStarted",
+                event_payload(node.id, scope, wake_at=timestamp(park.wake_at)),
+            )
+            if self.clock.now() < park.wake_at:
+                raise Parked([started])
+            buffer.append(started)  # already past: both on this drive
+        buffer.append(("SleepCompleted", event_payload(node.id, scope)))
         return output
 
     def _tool_call(
@@ -462,16 +510,11 @@ class CallSteps(_DriveBase):
                 f"agent node `{node_id}`: the model asked for the tool `{name}`, "
                 f"which its agent does not list"
             )
-        return self._tool_call(
-            spec,
-            node_id,
-            arguments,
-            scope,
-            number,
-            buffer,
-            past,
-            f"agent node `{node_id}`: the tool `{name}` failed",
-        )
+        failure = f"agent node `{node_id}`: the tool `{name}` failed"
+        result = self._tool_call(spec, node_id, arguments, scope, number, buffer, past, failure)
+        if asks_to_park(result):
+            raise StepFailed(f"{failure}: {PARK_IN_AGENT}")
+        return result
 
     def _structured_round(
         self,
