@@ -1,6 +1,7 @@
 """Runs (spec 06, *Runs*): the list, a run's page and its live fragment, **Start run** (from a
-graph's permanent page), **Abandon run** and **Wake now**. The parts of a run's page fetched on demand are in
-``editor.views.run_details``; **Retry from here** and **Run again** in ``editor.views.forks``.
+graph's permanent page), **Abandon run** and **Wake now**. The parts of a run's page fetched on
+demand are in ``editor.views.run_details``; **Retry from here** and **Run again** in
+``editor.views.forks``.
 
 The run page's ``#run-live`` fragment (status and canvas) is fetched again whenever the page's
 event stream says the run's log grew (``editor.views.live``), with the new events for the top
