@@ -61,10 +61,12 @@ def test_a_sleeping_run_survives_a_restart_of_every_process_and_wakes_once_never
     assert kinds.count("SleepCompleted") == 1
     (wake_at,) = [payload["wake_at"] for _, kind, payload in log if kind == "SleepStarted"]
     with postgres.connect() as connection:
-        (woken,) = connection.execute(
+        row = connection.execute(
             "SELECT recorded_at FROM editor_runevent WHERE run_id = %s AND kind = %s",
             (run_id, "SleepCompleted"),
         ).fetchone()
+    assert row is not None
+    (woken,) = row
     assert instant(str(woken)) >= instant(wake_at)  # never early
     print(f"woken {(instant(str(woken)) - instant(wake_at)).total_seconds():.3f} s after wake_at")
     status = api.request("GET", f"/runs/{run_id}").json()["status"]

@@ -45,7 +45,8 @@ def world(folder: Path, salvor: Any, opened: list[McpConnections]) -> Harness:
     h = Harness()
     h.clock = FakeClock(START)
     register_mcp_tools(h.tools, list_servers(read_catalogue(catalogue, os.environ), connections))
-    assert h.tools.get("park").effect is ToolEffect.WRITE  # no hint: the careful default
+    park = h.tools.get("park")
+    assert park is not None and park.effect is ToolEffect.WRITE  # no hint: the careful default
     return h
 
 

@@ -127,7 +127,12 @@ def test_an_answer_beside_other_tool_calls_runs_them_and_asks_for_the_answer_alo
     h: Harness,
 ) -> None:
     seen: list[Any] = []
-    h.tool("lookup", lambda value, context: seen.append(value) or {"found": True})
+
+    def lookup(value: Any, context: Any) -> Any:
+        seen.append(value)
+        return {"found": True}
+
+    h.tool("lookup", lookup)
     recorder_replies = iter(
         [
             ModelReply(

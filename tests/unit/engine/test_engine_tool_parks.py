@@ -74,6 +74,7 @@ def test_a_sleep_until_parks_the_run_sleeping_until_that_instant_in_utc(h: Harne
         "wake_at": "2026-09-01T12:30:00.000000Z",
         "node": "ask",
     }
+    assert h.clock is not None
     h.clock.advance(29 * 60)
     h.drive(run_id)
     assert h.state(run_id) == "sleeping"  # never early
