@@ -81,6 +81,13 @@ def moment(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+def slept(ids: list[str]) -> int:
+    """How many of the runs have gone to sleep (some may be awake again by then)."""
+    from editor.models import RunEvent
+
+    return RunEvent.objects.filter(run_id__in=ids, kind="SleepStarted").count()
+
+
 def count_states(ids: list[str]) -> Counter[str]:
     from editor.models import Run
 
@@ -141,7 +148,7 @@ def measure(
     ]
     try:
         started = time.monotonic()
-        wait_for(lambda: count_states(ids)["sleeping"] == runs, "every run slept", workers)
+        wait_for(lambda: slept(ids) == runs, "every run slept", workers)
         asleep = time.monotonic() - started
         first_wake = min(
             moment(payload["wake_at"])
