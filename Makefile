@@ -18,7 +18,8 @@ PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
 BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 	tests/benchmarks/live_validation.py tests/benchmarks/engine.py tests/benchmarks/inbox.py \
 	tests/benchmarks/schemas.py tests/benchmarks/map_pool.py tests/benchmarks/streams.py \
-	tests/benchmarks/browser_editor.py tests/benchmarks/run_page.py tests/benchmarks/mcp_tools.py
+	tests/benchmarks/browser_editor.py tests/benchmarks/run_page.py tests/benchmarks/mcp_tools.py \
+	tests/benchmarks/sleeping.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key) \

@@ -99,10 +99,14 @@ def _running_totals(start: int, events: Sequence[Envelope]) -> dict[str, Any]:
     return totals
 
 
-def _parked_since(status: dict[str, Any], now: datetime) -> datetime:
+def _parked_since(status: dict[str, Any], now: datetime) -> datetime | None:
     """When the run's oldest open item was recorded: the inbox lists runs by it, so a run
-    that waits at several gates keeps its place when one of them is resolved."""
-    pending = status.get("pending") or []
+    that waits at several gates keeps its place when one of them is resolved. A signal wait
+    (a system owes the input, spec 08) is nobody's task: a run waiting on signals alone has
+    none, and is not in the inbox."""
+    pending = [item for item in status.get("pending") or [] if item.get("wait") != "signal"]
+    if status.get("pending") and not pending:
+        return None
     try:
         return datetime.fromisoformat(str(pending[0]["at"]))
     except (IndexError, KeyError, TypeError, ValueError):
@@ -225,7 +229,7 @@ class OrmRunStore:
         if self.on_suspended is not None:
             notify = self.on_suspended
             for envelope in events:
-                if envelope.kind == "Suspended":
+                if envelope.kind == "Suspended" and envelope.payload.get("kind") != "signal":
                     transaction.on_commit(
                         functools.partial(notify, run_id, envelope.seq), robust=True
                     )

@@ -87,6 +87,7 @@ LABELS = Query(None, description="`key=value`, or a `key` alone; repeat for seve
 def list_runs(
     request: HttpRequest,
     status: str | None = None,
+    kind: str | None = None,
     graph: str | None = None,
     document: str | None = None,
     label: list[str] | None = LABELS,
@@ -97,7 +98,8 @@ def list_runs(
     cursor: str | None = None,
     limit: int | None = Query(None, ge=1, le=MAX_LIMIT),
 ) -> Any:
-    """Runs, newest first. `status` keeps one state; `graph` one graph's runs (its full hash);
+    """Runs, newest first. `status` keeps one state; `kind=signal` the runs waiting on a
+    system (suspended on a signal wait); `graph` one graph's runs (its full hash);
     `document` the runs started from a document (its slug); `label` runs carrying a label,
     `key=value` or a `key` alone, repeated for several; `person` the runs someone started
     (username); `from`/`to` the runs started on or after / on or before a day (`YYYY-MM-DD`,
@@ -106,6 +108,7 @@ def list_runs(
     filters = read_run_filter(
         {
             "status": status,
+            "kind": kind,
             "graph": graph,
             "document": document,
             "label": label or [],

@@ -32,6 +32,7 @@ from editor.engine.events import (
 from editor.engine.forks import ForkPlan, fork_events, fork_origin, plan_fork
 from editor.engine.memory import InMemoryStore
 from editor.engine.ports import (
+    ANSWER_TOOL,
     AgentDirectory,
     Clock,
     Envelope,
@@ -69,6 +70,7 @@ from editor.engine.trace import Level, Levels, NodeMark, RunTrace, level_of, lev
 from editor.engine.transitions import allowed_sources, check_append_states
 
 __all__ = [
+    "ANSWER_TOOL",
     "EVENT_FIELDS",
     "PARKED",
     "TERMINAL",

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from editor.engine.errors import ProviderError, ToolError
 from editor.engine.history import CallHistory, NodeHistory, Scope
+from editor.engine.parks import (
+    PARK_IN_AGENT,
+    ParkRequestError,
+    SuspendRequest,
+    asks_to_park,
+    park_request,
+    without_park,
+)
 from editor.engine.ports import (
+    ANSWER_TOOL,
     CallClaim,
     CallCommitments,
     ModelReply,
@@ -25,7 +34,9 @@ from editor.engine.ports import (
     ToolSpec,
     Usage,
 )
-from editor.engine.schemas import first_violation
+from editor.engine.records import timestamp
+from editor.engine.schemas import first_violation, violations
+from editor.engine.status import instant
 from editor.engine.steps import (
     Buffer,
     DriveState,
@@ -47,7 +58,26 @@ from editor.graph import (
     read_json,
 )
 
-__all__ = ["CallSteps"]
+__all__ = [
+    "INVALID_ANSWER_FEEDBACK",
+    "NOT_ALONE_FEEDBACK",
+    "NO_ANSWER_FEEDBACK",
+    "CallSteps",
+]
+
+#: What the structured loop tells a model that did not answer through ``salvor_answer`` as
+#: required (spec 08, section 4: the texts are Gatehouse's own, exact).
+NOT_ALONE_FEEDBACK = (
+    f"call {ANSWER_TOOL} alone: finish the other tool calls first, then call {ANSWER_TOOL} "
+    "once with the final answer"
+)
+INVALID_ANSWER_FEEDBACK = (
+    f"the {ANSWER_TOOL} input does not match the required schema: {{violations}}; "
+    f"call {ANSWER_TOOL} again with an input that matches it"
+)
+NO_ANSWER_FEEDBACK = (
+    f"answer by calling {ANSWER_TOOL} with an input that matches the required schema"
+)
 
 
 if TYPE_CHECKING:
@@ -87,9 +117,47 @@ class CallSteps(_DriveBase):
         output = self._tool_call(
             spec, node.id, data, scope, 0, buffer, past, f"tool node `{node.id}` failed"
         )
+        output = self._parked_by_result(node, output, scope, buffer, past)
         self.check_schema(
             node.output_schema, output, f"tool node `{node.id}`: its output", "output_schema"
         )
+        return output
+
+    def _parked_by_result(
+        self, node: ToolNode, output: Any, scope: Scope, buffer: Buffer, past: NodeHistory
+    ) -> Any:
+        """The node's output once the park its result asks for is over (spec 08, section 5):
+        the resume input after a suspension, the result without ``_meta.salvor`` after a sleep;
+        the result itself when it asks for none. Parks the run while the park lasts."""
+        try:
+            park = park_request(output)
+        except ParkRequestError as error:
+            raise StepFailed(f"tool node `{node.id}` failed: {error}") from None
+        if park is None:
+            return output
+        if isinstance(park, SuspendRequest):
+            if past.resumed is not None:
+                return past.resumed.get("input")
+            fields: dict[str, Any] = {"reason": park.reason, "input_schema": park.input_schema}
+            if park.signal:
+                fields["kind"] = "signal"
+            raise Parked([("Suspended", event_payload(node.id, scope, **fields))])
+        output = without_park(output)
+        if past.sleep_completed:
+            return output
+        if past.sleep_started is not None:
+            wake_at = instant(past.sleep_started.get("wake_at"))
+            if wake_at is None or self.clock.now() < wake_at:
+                raise Parked([])
+        else:
+            started = (
+                "SleepStarted",
+                event_payload(node.id, scope, wake_at=timestamp(park.wake_at)),
+            )
+            if self.clock.now() < park.wake_at:
+                raise Parked([started])
+            buffer.append(started)  # already past: both on this drive
+        buffer.append(("SleepCompleted", event_payload(node.id, scope)))
         return output
 
     def _tool_call(
@@ -305,13 +373,15 @@ class CallSteps(_DriveBase):
         self.check_schema(
             node.input_schema, value, f"agent node `{node.id}`: its input", "input_schema"
         )
-        output = self._agent_loop(node.id, node.agent_hash, value, scope, buffer, past)
         schema = node.output_schema
         if schema is None:  # the agent's own declared shape, when the node declares none
             definition = self.installation.agents.get(node.agent_hash)
             schema = definition.output_schema if definition is not None else None
-        self.check_schema(schema, output, f"agent node `{node.id}`: its output", "output_schema")
-        return output
+        # With a schema the agent answers through `salvor_answer` (spec 08, section 4): the
+        # loop returns an object already checked against it.
+        return self._agent_loop(
+            node.id, node.agent_hash, value, scope, buffer, past, answer_schema=schema
+        )
 
     def _agent_loop(
         self,
@@ -321,7 +391,13 @@ class CallSteps(_DriveBase):
         scope: Scope,
         buffer: Buffer,
         past: NodeHistory,
+        *,
+        answer_schema: dict[str, Any] | bool | None = None,
     ) -> Any:
+        """The agent's conversation until it answers. Without ``answer_schema`` the answer is
+        the first reply without tool calls; with one it is the input of a lone, valid
+        ``salvor_answer`` call, and anything else is answered with feedback and asked again
+        (every retry a model call, counted by ``max_steps``)."""
         definition = self.installation.agents.get(agent_hash)
         assert definition is not None  # resolve_names checked it
         provider = self.installation.providers.provider_for(definition.model)
@@ -356,36 +432,41 @@ class CallSteps(_DriveBase):
                 tuple(offered.values()),
                 buffer,
                 past,
+                answer_schema,
             )
             step += 1
             # Checked as soon as the usage is known: no tool call runs past a crossed budget.
             crossed = budgets.after_call(reply.usage)
             if crossed is not None:
                 raise Parked([("BudgetExceeded", event_payload(node_id, scope, **crossed))])
-            if reply.tool_calls:
-                messages.append(
-                    {
-                        "role": "assistant",
-                        "content": reply.content,
-                        "tool_calls": reply.as_json()["tool_calls"],
-                    }
+            if answer_schema is not None:
+                answer = self._structured_round(
+                    node_id,
+                    reply,
+                    offered,
+                    answer_schema,
+                    messages,
+                    scope,
+                    tool_number,
+                    buffer,
+                    past,
                 )
+                tool_number += sum(1 for call in reply.tool_calls if call.name != ANSWER_TOOL)
+                if answer is not MISSING:
+                    return answer
+                continue
+            if reply.tool_calls:
+                messages.append(_assistant_message(reply))
                 for call in reply.tool_calls:
-                    spec = offered.get(call.name)
-                    if spec is None:
-                        raise StepFailed(
-                            f"agent node `{node_id}`: the model asked for the tool `{call.name}`, "
-                            f"which its agent does not list"
-                        )
-                    result = self._tool_call(
-                        spec,
+                    result = self._agent_tool_call(
                         node_id,
+                        offered,
+                        call.name,
                         call.arguments,
                         scope,
                         tool_number,
                         buffer,
                         past,
-                        f"agent node `{node_id}`: the tool `{call.name}` failed",
                     )
                     tool_number += 1
                     messages.append(
@@ -393,6 +474,71 @@ class CallSteps(_DriveBase):
                     )
             if not reply.tool_calls:
                 return _reply_value(reply.content)
+
+    def _agent_tool_call(
+        self,
+        node_id: str,
+        offered: dict[str, ToolSpec],
+        name: str,
+        arguments: Any,
+        scope: Scope,
+        number: int,
+        buffer: Buffer,
+        past: NodeHistory,
+    ) -> Any:
+        spec = offered.get(name)
+        if spec is None:
+            raise StepFailed(
+                f"agent node `{node_id}`: the model asked for the tool `{name}`, "
+                f"which its agent does not list"
+            )
+        failure = f"agent node `{node_id}`: the tool `{name}` failed"
+        result = self._tool_call(spec, node_id, arguments, scope, number, buffer, past, failure)
+        if asks_to_park(result):
+            raise StepFailed(f"{failure}: {PARK_IN_AGENT}")
+        return result
+
+    def _structured_round(
+        self,
+        node_id: str,
+        reply: ModelReply,
+        offered: dict[str, ToolSpec],
+        schema: dict[str, Any] | bool,
+        messages: list[dict[str, Any]],
+        scope: Scope,
+        tool_number: int,
+        buffer: Buffer,
+        past: NodeHistory,
+    ) -> Any:
+        """One reply of the structured loop: the answer object, or :data:`MISSING` after
+        appending to ``messages`` what the model is told before it is asked again. The real
+        tool calls of the reply run and are recorded as usual; ``salvor_answer`` never runs."""
+        answers = [call for call in reply.tool_calls if call.name == ANSWER_TOOL]
+        if not reply.tool_calls:
+            messages.append({"role": "assistant", "content": reply.content})
+            messages.append({"role": "user", "content": NO_ANSWER_FEEDBACK})
+            return MISSING
+        messages.append(_assistant_message(reply))
+        alone = len(reply.tool_calls) == 1 and len(answers) == 1
+        for call in reply.tool_calls:
+            if call.name != ANSWER_TOOL:
+                result = self._agent_tool_call(
+                    node_id, offered, call.name, call.arguments, scope, tool_number, buffer, past
+                )
+                tool_number += 1
+                content = compact_json(result)
+            elif not alone:
+                content = NOT_ALONE_FEEDBACK
+            else:
+                problems = violations(schema, call.arguments)
+                self.check_wall_time()  # the check's own time counts against the run's
+                if not problems:
+                    return call.arguments
+                content = INVALID_ANSWER_FEEDBACK.format(
+                    violations="; ".join(f"{p['path']}: {p['message']}" for p in problems)
+                )
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        return MISSING
 
     def _model_call(
         self,
@@ -405,6 +551,7 @@ class CallSteps(_DriveBase):
         tools: tuple[ToolSpec, ...],
         buffer: Buffer,
         past: NodeHistory,
+        answer_schema: dict[str, Any] | bool | None = None,
     ) -> tuple[ModelReply, int]:
         recorded = past.model_calls.get(number) or CallHistory()
         if recorded.completed is not None:
@@ -427,6 +574,7 @@ class CallSteps(_DriveBase):
             timeout=self.limits.model_timeout,
             llm=dict(definition.llm),
             max_response_tokens=definition.max_response_tokens,
+            answer_schema=answer_schema,
         )
         if recorded.requested is None:
             fields: dict[str, Any] = {
@@ -531,6 +679,14 @@ def cost_usd(pricing: dict[str, float], input_tokens: int, output_tokens: int) -
 
 def _crossing(kind: str, limit: float, observed: float) -> dict[str, Any]:
     return {"budget": {"kind": kind, "limit": limit}, "observed": observed}
+
+
+def _assistant_message(reply: ModelReply) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": reply.content,
+        "tool_calls": reply.as_json()["tool_calls"],
+    }
 
 
 def _reply_value(content: str | None) -> Any:

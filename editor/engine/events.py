@@ -54,7 +54,7 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
         "FoldIterationStarted": ("node", "index", *_SCOPED),
         "FoldIterationJoined": ("node", "index", *_SCOPED),
         "FoldConverged": ("node", "winner_index", "reason", *_SCOPED),
-        "Suspended": ("node", "reason", "input_schema", "value", *_SCOPED),
+        "Suspended": ("node", "reason", "input_schema", "kind", "value", *_SCOPED),
         "Resumed": ("node", "input", "by", "comment", "schema_hash", *_SCOPED),
         "BudgetExceeded": ("node", "budget", "observed", *_SCOPED),
         "BudgetRaised": ("node", "kind", "limit", "by", *_SCOPED),

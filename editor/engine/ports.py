@@ -17,6 +17,9 @@ from typing import Any, Protocol, runtime_checkable
 from editor.graph import AgentDefinition
 
 __all__ = [
+    "ANSWER_TOOL",
+    "ANSWER_TOOL_DESCRIPTION",
+    "ANSWER_TOOL_TAKEN",
     "AgentDirectory",
     "CallClaim",
     "CallCommitments",
@@ -192,6 +195,15 @@ class ToolRegistry(Protocol):
 
 # --- model providers ----------------------------------------------------------------
 
+#: The synthetic tool of the structured loop (spec 08, section 4): offered with the answer's
+#: schema as its input schema, never executed, and reserved (no real tool may take the name).
+ANSWER_TOOL = "salvor_answer"
+#: Why a definition listing it or a tool registered under it is refused (answer_tool_name_taken).
+ANSWER_TOOL_TAKEN = f"the tool name `{ANSWER_TOOL}` is reserved for the structured answer"
+ANSWER_TOOL_DESCRIPTION = (
+    "Give the final answer: call this tool once, alone, with an input that matches its schema."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
@@ -260,6 +272,12 @@ class ModelRequest:
     llm: dict[str, Any] = field(default_factory=dict)
     #: The definition's ``max_response_tokens`` (``None``: the provider's default).
     max_response_tokens: int | None = None
+    answer_schema: dict[str, Any] | bool | None = None
+
+    @property
+    def forces_tool_call(self) -> bool:
+        """Whether the model must answer with a tool call (the structured loop)."""
+        return self.answer_schema is not None
 
 
 class ModelProvider(Protocol):

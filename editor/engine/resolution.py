@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from editor.engine.ports import Installation
+from editor.engine.ports import ANSWER_TOOL, ANSWER_TOOL_TAKEN, Installation
 from editor.graph import AgentDefinition, AgentNode, BranchNode, Graph
 from editor.graph.closed_schemas import Finding, schema_findings
 from editor.graph.model import SubgraphBody
@@ -104,7 +104,17 @@ class _Resolver:
                 agent_hash=agent_hash,
             )
             return
+        if ANSWER_TOOL in definition.tools:  # stored before the name was reserved
+            self.add(
+                owners,
+                "answer_tool_name_taken",
+                f"agent node `{node}`: {ANSWER_TOOL_TAKEN}",
+                node=node,
+                agent_hash=agent_hash,
+            )
         for tool in definition.tools:
+            if tool == ANSWER_TOOL:
+                continue
             if self.installation.tools.get(tool) is None:
                 self.add(
                     owners,

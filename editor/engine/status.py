@@ -96,6 +96,8 @@ class StatusFold:
             for name in _PENDING_FIELDS[kind]:
                 if name in payload:
                     item[name] = payload[name]
+            if kind == "Suspended" and payload.get("kind") == "signal":
+                item["wait"] = "signal"  # a system owes the input: nobody's task (spec 08)
             self.pending[key] = item
             if self.state not in PARKED:
                 self.state = parked_state
@@ -141,6 +143,8 @@ class StatusFold:
         if state is RunState.SUSPENDED:
             status["reason"] = first.get("reason")
             status["input_schema"] = first.get("input_schema")
+            if first.get("wait") == "signal":
+                status["kind"] = "signal"
         elif state is RunState.BUDGET_EXCEEDED:
             status["budget"] = first.get("budget")
             status["observed"] = first.get("observed")

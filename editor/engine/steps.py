@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from editor.engine.history import Scope
 
 if TYPE_CHECKING:
-    from editor.engine.ports import Installation, Limits, RunStore
+    from editor.engine.ports import Clock, Installation, Limits, RunStore
     from editor.graph import Graph, Node
 
 __all__ = [
@@ -36,6 +36,7 @@ class DriveState(Protocol):
     store: RunStore
     installation: Installation
     limits: Limits
+    clock: Clock
 
     def flush(self, buffer: Buffer, *, check_size: bool = True) -> None: ...
     def remaining_time(self) -> float: ...

@@ -31,7 +31,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from editor.engine.errors import ProviderError
-from editor.engine.ports import ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
+from editor.engine.ports import (
+    ANSWER_TOOL,
+    ANSWER_TOOL_DESCRIPTION,
+    ModelReply,
+    ModelRequest,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from editor.providers.offline import compact_json
 from editor.providers.openai import Fetch, HttpAnswer, http_fetch
 
@@ -125,8 +133,20 @@ def messages_body(request: ModelRequest) -> dict[str, Any]:
     }
     if request.system:
         body["system"] = request.system
-    if request.tools:
-        body["tools"] = [_tool(spec) for spec in request.tools]
+    tools = [_tool(spec) for spec in request.tools]
+    if request.answer_schema is not None:  # the structured loop (spec 08, section 4)
+        schema = request.answer_schema
+        tools.append(
+            {
+                "name": ANSWER_TOOL,
+                "description": ANSWER_TOOL_DESCRIPTION,
+                "input_schema": schema if isinstance(schema, dict) else {"type": "object"},
+            }
+        )
+        # A tool call is forced: the model must answer through one of the tools.
+        body["tool_choice"] = {"type": "any"}
+    if tools:
+        body["tools"] = tools
     return body
 
 

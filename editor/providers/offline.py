@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from editor.engine.errors import ProviderError
-from editor.engine.ports import ModelReply, ModelRequest, ToolCall, Usage
+from editor.engine.ports import ANSWER_TOOL, ModelReply, ModelRequest, ToolCall, Usage
 
 __all__ = ["ECHO_KINDS", "EchoProvider", "ScriptedProvider", "compact_json", "estimate_tokens"]
 
@@ -40,7 +40,8 @@ def _request_tokens(request: ModelRequest) -> int:
 
 
 class EchoProvider:
-    """Replies with the routed value (the first user message), seed 004's kinds swapped."""
+    """Replies with the routed value (the first user message), seed 004's kinds swapped; asked
+    for a structured answer, calls ``salvor_answer`` with that value as its input."""
 
     def complete(self, request: ModelRequest) -> ModelReply:
         if not request.messages:
@@ -53,8 +54,13 @@ class EchoProvider:
         except ValueError:
             value = None  # not JSON (the engine always sends JSON): echoed as it is
         if isinstance(value, dict) and value.get("kind") in ECHO_KINDS:
-            reply = compact_json({**value, "kind": ECHO_KINDS[value["kind"]]})
-        return ModelReply(reply, (), Usage(_request_tokens(request), estimate_tokens(reply)))
+            value = {**value, "kind": ECHO_KINDS[value["kind"]]}
+            reply = compact_json(value)
+        usage = Usage(_request_tokens(request), estimate_tokens(reply))
+        if request.forces_tool_call:  # the structured loop: the echoed value is the answer
+            answer = ToolCall(f"call_{request.cursor}_0", ANSWER_TOOL, value)
+            return ModelReply(None, (answer,), usage)
+        return ModelReply(reply, (), usage)
 
 
 class ScriptedProvider:
@@ -63,6 +69,8 @@ class ScriptedProvider:
     A reply that is (or parses as) a JSON object with a ``tool_calls`` list
     ``[{"name": tool, "arguments": {…}}]`` asks for those calls (ids ``call_<cursor>_<i>``);
     any other reply is the content: a string as it is, another JSON value as compact JSON.
+    A structured answer is written as a call like any other,
+    ``{"tool_calls": [{"name": "salvor_answer", "arguments": {…}}]}`` (spec 08, section 4).
     """
 
     def complete(self, request: ModelRequest) -> ModelReply:

@@ -22,7 +22,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from editor.engine.errors import ProviderError
-from editor.engine.ports import ModelReply, ModelRequest, ToolCall, ToolSpec, Usage
+from editor.engine.ports import (
+    ANSWER_TOOL,
+    ANSWER_TOOL_DESCRIPTION,
+    ModelReply,
+    ModelRequest,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from editor.providers.offline import compact_json
 
 __all__ = ["Fetch", "HttpAnswer", "OpenAIProvider", "http_fetch", "request_body"]
@@ -79,6 +87,19 @@ def _tool(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
+def _answer_tool(schema: dict[str, Any] | bool) -> dict[str, Any]:
+    """``salvor_answer`` with the answer's schema (``true``: any object; the protocol wants an
+    object schema there)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": ANSWER_TOOL,
+            "description": ANSWER_TOOL_DESCRIPTION,
+            "parameters": schema if isinstance(schema, dict) else {"type": "object"},
+        },
+    }
+
+
 def _message(message: Mapping[str, Any]) -> dict[str, Any]:
     role = message.get("role")
     if role == "assistant":
@@ -113,8 +134,12 @@ def request_body(model: str, request: ModelRequest) -> dict[str, Any]:
             *(_message(message) for message in request.messages),
         ],
     }
-    if request.tools:
-        body["tools"] = [_tool(spec) for spec in request.tools]
+    tools = [_tool(spec) for spec in request.tools]
+    if request.answer_schema is not None:  # the structured loop (spec 08, section 4)
+        tools.append(_answer_tool(request.answer_schema))
+        body["tool_choice"] = "required"
+    if tools:
+        body["tools"] = tools
     return body
 
 

@@ -40,8 +40,8 @@ def can_approve(user: Any) -> bool:
 
 
 def can_resolve(user: Any, kind: str) -> bool:
-    """Resolve a pending item of ``kind``: a gate needs an approver, a budget or a
-    reconciliation an operator."""
+    """Resolve a pending item of ``kind``: a gate needs an approver, a budget, a
+    reconciliation or a signal wait (``signal``, spec 08) an operator."""
     return can_approve(user) if kind == "gate" else can_operate(user)
 
 

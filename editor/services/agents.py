@@ -26,6 +26,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from editor.engine import ANSWER_TOOL
+from editor.engine.ports import ANSWER_TOOL_TAKEN
 from editor.graph import (
     AgentDefinition as Definition,
 )
@@ -184,6 +186,10 @@ def create_agent(user: Any, data: bytes | str, content_type: str = "") -> Stored
     refused = llm_env_problems(definition, settings.GATEHOUSE_LLM_ENV_ALLOW)
     if refused:
         raise InvalidAgent(refused)
+    if ANSWER_TOOL in definition.tools:  # the structured loop's own tool (spec 08, section 4)
+        raise InvalidAgent(
+            [{"code": "answer_tool_name_taken", "message": ANSWER_TOOL_TAKEN, "field": "tools"}]
+        )
     where = nul_path(definition.as_json())
     if where is not None:
         raise InvalidAgent(

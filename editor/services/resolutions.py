@@ -118,7 +118,10 @@ def _pending_item(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any
 
 def _check_resolver(user: Any, item: dict[str, Any] | None) -> None:
     # Nothing to resolve: the engine says so (409), unless the caller may resolve nothing.
-    allowed = can_resolve_any(user) if item is None else can_resolve(user, str(item.get("kind")))
+    # A signal wait (spec 08) is an operator's to answer, never an approver's task.
+    kind = "signal" if item is not None and item.get("wait") == "signal" else None
+    kind = kind or (str(item.get("kind")) if item is not None else None)
+    allowed = can_resolve_any(user) if kind is None else can_resolve(user, kind)
     if not allowed:
         raise NotAllowed()
 

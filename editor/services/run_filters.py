@@ -4,6 +4,7 @@
 parameter    keeps
 ============ =================================================================================
 ``state``    runs in one state (``status`` in the API, the reference's name)
+``kind``     ``signal``: runs suspended on a signal wait, **Waiting on a system** (spec 08)
 ``graph``    one graph's runs (its full hash)
 ``document`` the runs started from this document (its slug): those the list shows it beside
 ``label``    runs carrying a label: ``key=value`` (split at the first ``=``), or ``key`` for any
@@ -63,6 +64,8 @@ class RunFilter:
     until: date | None = None
     #: Test runs of drafts instead of the others: they are listed only when asked for.
     tests: bool = False
+    #: ``"signal"``: suspended runs a system owes an input (their status says ``kind``).
+    kind: str | None = None
 
     def __bool__(self) -> bool:
         return self != NO_RUN_FILTER
@@ -71,6 +74,7 @@ class RunFilter:
         """The filter as query parameters, for links that keep it (``status`` in the API)."""
         pairs = [
             (state_name, self.state),
+            ("kind", self.kind),
             ("graph", self.graph),
             ("document", self.document),
             *(("label", key if value is None else f"{key}={value}") for key, value in self.labels),
@@ -94,6 +98,10 @@ class RunFilter:
         runs = runs.filter(test_revision__isnull=not self.tests)
         if self.state is not None:
             runs = runs.filter(state=self.state)
+        if self.kind is not None:
+            # Few runs wait on a system: the state's index narrows them, the status says which.
+            runs = runs.filter(state=RunState.SUSPENDED.value)
+            runs = runs.filter(Exact(KeyTextTransform("kind", "status"), self.kind))
         if self.graph is not None:
             # Text that is not a graph's hash names none.
             runs = runs.filter(graph_id=self.graph) if is_graph_hash(self.graph) else runs.none()
@@ -171,6 +179,9 @@ def read_run_filter(params: Any, *, state_name: str = "state") -> RunFilter:
         for text in (_text({"label": raw}, "label", strip=False) for raw in raw_labels or ())
         if text
     ]
+    kind = _text(params, "kind")
+    if kind is not None and kind != "signal":
+        raise InvalidRequest("`kind` must be `signal` (runs waiting on a system)", "kind")
     day_from, day_to = _text(params, "from"), _text(params, "to")
     since = read_day("from", day_from) if day_from else None
     until = read_day("to", day_to) if day_to else None
@@ -188,4 +199,5 @@ def read_run_filter(params: Any, *, state_name: str = "state") -> RunFilter:
         since=since,
         until=until,
         tests=test == "true",
+        kind=kind,
     )

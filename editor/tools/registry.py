@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Sequence
 
-from editor.engine.ports import ToolSpec
+from editor.engine.ports import ANSWER_TOOL, ANSWER_TOOL_TAKEN, ToolSpec
 
 __all__ = ["Registry", "ToolModuleError", "ToolRegistryError", "build_registry"]
 
@@ -52,6 +52,8 @@ class Registry:
             raise ToolRegistryError(f"expected a ToolSpec, got {type(spec).__name__}")
         if not isinstance(spec.name, str) or not spec.name.strip():
             raise ToolRegistryError("a tool needs a non-empty name")
+        if spec.name == ANSWER_TOOL:  # the structured loop's own tool (spec 08, section 4)
+            raise ToolRegistryError(ANSWER_TOOL_TAKEN)
         if spec.name in self._specs:
             raise ToolRegistryError(f"a tool named `{spec.name}` is already registered")
         self._specs[spec.name] = spec

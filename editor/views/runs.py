@@ -1,6 +1,7 @@
 """Runs (spec 06, *Runs*): the list, a run's page and its live fragment, **Start run** (from a
-graph's permanent page) and **Abandon run**. The parts of a run's page fetched on demand are in
-``editor.views.run_details``; **Retry from here** and **Run again** in ``editor.views.forks``.
+graph's permanent page), **Abandon run** and **Wake now**. The parts of a run's page fetched on
+demand are in ``editor.views.run_details``; **Retry from here** and **Run again** in
+``editor.views.forks``.
 
 The run page's ``#run-live`` fragment (status and canvas) is fetched again whenever the page's
 event stream says the run's log grew (``editor.views.live``), with the new events for the top
@@ -31,6 +32,7 @@ from editor.services.errors import (
     NotRunnable,
     RunBusy,
     UnknownDocument,
+    WrongState,
 )
 from editor.services.numbers import strict_int
 from editor.views.graphs import go_to, is_fragment_request
@@ -118,6 +120,21 @@ def abandon_run(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
         # htmx does not swap error answers; the message is the answer here.
         return render(request, "runs/page.html#abandon", context)
     return render(request, "runs/abandon.html", context, status=status)
+
+
+@require_POST
+def wake_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    """**Wake now** on a sleeping run's page (operators): its wait ends here, recorded with
+    who, and a worker takes it on; the page's stream shows it move. A run no longer asleep
+    (woken meanwhile) is said on the page it comes back to."""
+    if not can_operate(request.user):
+        raise PermissionDenied("Waking runs needs the operators role.")
+    try:
+        runs.wake(request.user, str(run_id))
+    except WrongState as error:
+        context = {"run_id": str(run_id), "message": f"Not woken: {error}."}
+        return render(request, "runs/wake.html", context, status=409)
+    return redirect(run_url(str(run_id)))
 
 
 @require_POST

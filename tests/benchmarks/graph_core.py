@@ -1,7 +1,8 @@
 """Benchmark of the graph core: ``validate_document`` against ``json.loads``.
 
-Builds documents of 1,000 and 10,000 nodes (every node kind, about 1.2 edges
-per node, labelled branches, maps and folds with body nodes, gates with one of
+Builds documents of 1,000 and 10,000 nodes (every node kind, 0.10's delays and
+folds' ``on_bound`` among them, about 1.2 edges per node, labelled branches, maps
+and folds with body nodes, gates with one of
 three schemas, display names on a third of the nodes) and prints, measured in
 this one run, the time of parse + validate + hash as a ratio to ``json.loads``
 of the same bytes, and the 10k/1k cost ratio. Run it with ``make bench``.
@@ -51,7 +52,7 @@ GATE_SCHEMAS = (
 
 
 def build_document(node_target: int) -> dict[str, Any]:
-    """A valid document of about ``node_target`` nodes, built from 9-node blocks."""
+    """A valid document of about ``node_target`` nodes, built from 10-node blocks."""
     nodes: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
 
@@ -62,7 +63,7 @@ def build_document(node_target: int) -> dict[str, Any]:
 
     block = 0
     previous_fold: str | None = None
-    while len(nodes) + 9 <= node_target:
+    while len(nodes) + 10 <= node_target:
         i = block
         agent, gate, branch = f"draft{i}", f"review{i}", f"route{i}"
         accept, reject = f"accept{i}", f"reject{i}"
@@ -99,6 +100,8 @@ def build_document(node_target: int) -> dict[str, Any]:
             },
         )
         add("tool", {"id": fan_body, "tool": "score_text"})
+        wait = f"cooloff{i}"
+        add("delay", {"id": wait, "seconds": 3600 * (1 + i % 3)})
         add(
             "fold",
             {
@@ -107,6 +110,7 @@ def build_document(node_target: int) -> dict[str, Any]:
                 "max_iterations": 3,
                 "stop_when": "score >= 0.85 && done == true",
                 "join": {"kind": "best_by", "value": "score"},
+                **({"on_bound": "fail" if i % 4 == 1 else "join"} if i % 2 else {}),
             },
         )
         add("agent", {"id": loop_body, "agent_hash": AGENT_HASH})
@@ -120,7 +124,8 @@ def build_document(node_target: int) -> dict[str, Any]:
                 {"from": branch, "to": reject, "label": "no"},
                 {"from": accept, "to": fan},
                 {"from": reject, "to": fan},
-                {"from": fan, "to": loop},
+                {"from": fan, "to": wait},
+                {"from": wait, "to": loop},
                 {"from": agent, "to": fan},
                 {"from": gate, "to": loop},
                 {"from": agent, "to": reject},

@@ -9,7 +9,9 @@ gate, resumed, streamed to the end; its graph projection and replay; more than f
 listed; an agent run started (``start_run``) and streamed to its end; a run abandoned; a write
 cut off by a killed worker resolved by hand; a failed run forked from its failed node, and a
 fork over a recorded write previewed, refused and then acknowledged (``preview_fork``,
-``fork_run``, ``list_forks``).
+``fork_run``, ``list_forks``); and 0.10's additions: a document built with
+``GraphBuilder.delay`` and ``fold(…, on_bound="fail")``, a stream that ends on the sleeping run,
+its ``wake_at`` and ``overdue`` in ``get_run``, a resume answered ``still_sleeping``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,16 @@ import psycopg
 import pytest
 import salvor
 from django.conf import settings
-from salvor import AsyncClient, Client, ForkPreview, ForkResult, ForksIndex, SalvorAPIError
+from salvor import (
+    AsyncClient,
+    Client,
+    ForkPreview,
+    ForkResult,
+    ForksIndex,
+    GraphBuilder,
+    SalvorAPIError,
+)
+from salvor.graph import fold_node, last
 
 from tests.faults.processes import Processes, Server, manage, wait_until
 from tests.integration.runs.fork_tools import FLAKY, WRITING, calls
@@ -427,6 +438,89 @@ def test_a_fork_over_a_recorded_write_needs_its_acknowledgement(deployment: Depl
     assert calls(Path(notes["calls"])) == {"a": 2, "send": 2, "after": 2}
 
 
+# --- Sleeping runs (0.10): the builder's delay and on_bound, the status, the stream's end -----
+
+
+def waiting(builder: GraphBuilder, seconds: int) -> GraphBuilder:
+    """note (echo) → cooloff (a delay of ``seconds``) → refine (a fold over echo that
+    fails at its bound) → publish (echo), built with the reference's own builder."""
+    return (
+        builder.tool("note", "echo")
+        .delay("cooloff", seconds, name="Cool off")
+        .tool("step", "echo")
+        .fold("refine", fold_node("step"), 2, "done == true", last(), on_bound="fail")
+        .edge("note", "cooloff")
+        .edge("cooloff", "refine")
+    )
+
+
+def test_a_built_delay_sleeps_the_stream_ends_on_it_and_a_resume_is_still_sleeping(
+    deployment: Deployment,
+) -> None:
+    document = waiting(GraphBuilder(), 3600).build()
+    wire = document.to_dict()
+    assert wire["nodes"][1] == {
+        "kind": "delay",
+        "payload": {"id": "cooloff", "name": "Cool off", "seconds": 3600},
+    }
+    assert wire["nodes"][3]["payload"]["on_bound"] == "fail"
+    with deployment.client() as client:
+        submitted = client.submit_graph(document)
+        run = client.start_graph_run(submitted.graph, {"done": False})
+        stream = client.stream_events(run)
+        seen = list(stream)
+        state = client.get_run(run)
+        with pytest.raises(SalvorAPIError) as early:
+            client.resume(run, {"x": 1})
+        listed = client.list_runs()
+
+    assert submitted.created
+    assert [event.kind for event in seen][-2:] == ["NowObserved", "SleepStarted"]
+    assert stream.end is not None and stream.end.status is not None
+    assert stream.end.status.state == "sleeping"
+    assert state.status.state == "sleeping"
+    assert state.status.wake_at == stream.end.status.wake_at
+    assert state.status.wake_at.endswith("Z")
+    assert state.status.overdue is False and state.status.overdue_seconds is None
+    assert early.value.status == 409 and early.value.code == "still_sleeping"
+    assert early.value.details["wake_at"] == state.status.wake_at
+    assert 3500 < early.value.details["remaining_seconds"] <= 3600
+    assert run in {summary.run for summary in listed}
+
+
+def test_a_sleeping_run_past_its_wake_is_overdue_and_then_fails_at_its_folds_bound(
+    deployment: Deployment,
+) -> None:
+    with deployment.client() as client:
+        graph = client.submit_graph(waiting(GraphBuilder(), 1).build()).graph
+        run = client.start_graph_run(graph, {"done": False})
+        asleep = client.stream_events(run)
+        list(asleep)
+        assert asleep.end is not None and asleep.end.status.state == "sleeping"
+        # The workers held still (SIGSTOP) so that nothing wakes the run past its wake_at.
+        for worker in deployment.workers:
+            os.kill(worker.pid, signal.SIGSTOP)
+        try:
+            late = wait_until(
+                lambda: (status := client.get_run(run).status).overdue_seconds and status,
+                "the run was overdue by a second",
+            )
+        finally:
+            for worker in deployment.workers:
+                os.kill(worker.pid, signal.SIGCONT)
+        wait_until(lambda: client.get_run(run).status.state == "failed", "the run woke on")
+        woken = client.stream_events(run)
+        kinds = [event.kind for event in woken]
+        final = client.get_run(run)
+
+    assert late.state == "sleeping" and late.overdue is True
+    assert isinstance(late.overdue_seconds, int) and late.overdue_seconds >= 1
+    assert woken.end is not None and woken.end.status.state == "failed"
+    assert kinds.count("SleepCompleted") == 1
+    assert final.status.state == "failed"
+    assert final.status.raw["code"] == "fold_bound_exceeded"
+
+
 # --- The asynchronous client ------------------------------------------------------------------
 
 
@@ -479,6 +573,42 @@ def test_the_async_client_streams_a_run_through_its_gate_to_the_end(
     assert done["replayed"].status.is_completed
     assert done["replayed"].next_seq == len(done["seen"]) + len(done["later"])
     assert done["refused"] == "wrong_state"
+
+
+async def _async_sleep(deployment: Deployment) -> dict[str, Any]:
+    async with deployment.async_client() as client:
+        graph = (await client.submit_graph(waiting(GraphBuilder(), 3600).build())).graph
+        run = await client.start_graph_run(graph, {"done": False})
+        stream = client.stream_events(run)
+        seen = [event async for event in stream]
+        state = await client.get_run(run)
+        try:
+            await client.resume(run, {"x": 1})
+        except SalvorAPIError as error:
+            refused: SalvorAPIError | None = error
+        else:
+            refused = None
+        return {"stream": stream, "seen": seen, "state": state, "refused": refused}
+
+
+def test_the_async_client_sees_a_built_delay_sleep_and_a_resume_answered_still_sleeping(
+    deployment: Deployment,
+) -> None:
+    outcome: dict[str, Any] = {}
+    worker = threading.Thread(
+        target=lambda: outcome.update(done=asyncio.run(_async_sleep(deployment)))
+    )
+    worker.start()
+    worker.join(timeout=300)
+    done = outcome["done"]
+
+    assert done["seen"][-1].kind == "SleepStarted"
+    assert done["stream"].end.status.state == "sleeping"
+    status = done["state"].status
+    assert status.state == "sleeping" and status.wake_at == done["stream"].end.status.wake_at
+    assert status.overdue is False
+    assert done["refused"] is not None and done["refused"].code == "still_sleeping"
+    assert done["refused"].details["wake_at"] == status.wake_at
 
 
 def test_the_client_is_the_reference_release_these_tests_were_written_for() -> None:

@@ -98,6 +98,8 @@ def _items_of(
     for run in runs:
         pending = (run.status or {}).get("pending") or []
         for raw in sorted(pending, key=lambda entry: int(entry.get("seq", 0))):
+            if raw.get("wait") == "signal":  # a system owes it: nobody's task (spec 08)
+                continue
             if skip is not None and str(run.id) == skip[0] and int(raw.get("seq", 0)) <= skip[1]:
                 continue
             if filters.item_level and not filters.keeps_item(
@@ -215,6 +217,8 @@ def pending_item(run_id: str, node: str | None, scope: Any = None) -> tuple[Run,
     pending = (run.status or {}).get("pending") or []
     wanted = scope_key(scope)
     for raw in pending:
+        if raw.get("wait") == "signal":
+            continue
         if node is None or (raw.get("node") == node and scope_key(raw.get("scope")) == wanted):
             return run, _cards([(run, raw)])[0]
     return run, None

@@ -25,6 +25,7 @@ from typing import Any
 import mcp.types as types
 
 from editor.engine.errors import ToolError
+from editor.engine.parks import ParkRequestError, asks_to_park, park_request
 from editor.engine.ports import ToolContext, ToolEffect, ToolSpec
 from editor.tools.mcp.catalogue import Catalogue, McpServerEntry
 from editor.tools.mcp.connections import McpConnections
@@ -131,6 +132,11 @@ class McpToolCall:
                 f"the MCP server `{self.entry.name}` answered `{self.tool}` with {size} bytes, "
                 f"more than GATEHOUSE_MCP_MAX_RESULT_BYTES ({self.connections.max_result_bytes})"
             )
+        if result.is_error and asks_to_park(recorded):
+            try:
+                park_request(recorded, is_error=True)
+            except ParkRequestError as error:  # a failed call parks nothing (spec 08)
+                raise ToolError(str(error)) from None
         if result.is_error:
             texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
             message = "\n".join(texts) or "the MCP tool reported an error with no message"

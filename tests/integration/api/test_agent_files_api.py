@@ -142,3 +142,27 @@ def test_an_agent_file_built_to_break_the_parser_is_400_invalid_agent_naming_why
     assert problem["field"] == field
     assert words in problem["message"]
     assert not AgentDefinition.objects.exists()
+
+
+@pytest.mark.parametrize("form", ["json", "toml"])
+def test_an_agent_listing_the_structured_answers_tool_is_400_answer_tool_name_taken(
+    api: Caller, form: str
+) -> None:
+    if form == "toml":
+        response = post_toml(
+            api, DRAFTER.replace("[budgets]", 'tools = ["salvor_answer"]\n\n[budgets]')
+        )
+    else:
+        response = api.post("/v1/agents", {**DRAFTER_JSON, "tools": ["salvor_answer"]})
+
+    assert response.status_code == 400, response.content
+    error = error_of(response)
+    assert error["code"] == "invalid_agent"
+    assert error["details"]["errors"] == [
+        {
+            "code": "answer_tool_name_taken",
+            "message": "the tool name `salvor_answer` is reserved for the structured answer",
+            "field": "tools",
+        }
+    ]
+    assert not AgentDefinition.objects.exists()

@@ -246,3 +246,34 @@ def test_a_sleeping_run_is_nobodys_task_in_the_inbox(api: Caller, operator_api: 
     inbox = json_of(operator_api.get("/v1/inbox"))
 
     assert run_id not in json.dumps(inbox)
+
+
+def test_the_run_page_counts_down_to_the_wake_and_offers_operators_wake_now(
+    api: Caller, operator_api: Caller, client: Client, operator: User, approver: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    wake_at = run_of(operator_api, run_id)["status"]["wake_at"]
+
+    client.force_login(approver)
+    seen_by_approver = client.get(f"/runs/{run_id}/").content.decode()
+    assert f'data-wake-at="{wake_at}"' in seen_by_approver  # the countdown, for everyone
+    assert "js/countdown.js" in seen_by_approver
+    assert "Wake now" not in seen_by_approver
+    assert client.post(f"/runs/{run_id}/wake/").status_code == 403
+
+    client.force_login(operator)
+    page = client.get(f"/runs/{run_id}/").content.decode()
+    assert f'action="/runs/{run_id}/wake/"' in page
+    response = client.post(f"/runs/{run_id}/wake/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/runs/{run_id}/"
+    woken = [e for e in events_of(operator_api, run_id) if e["event"]["kind"] == "SleepCompleted"]
+    assert [e["event"]["payload"] for e in woken] == [
+        {"node": "cooloff", "by": operator.get_username()}
+    ]
+    assert drive(run_id) == "completed"
+
+    late = client.post(f"/runs/{run_id}/wake/")
+    assert late.status_code == 409
+    assert "Not woken: the run is not sleeping" in late.content.decode()

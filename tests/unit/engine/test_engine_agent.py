@@ -187,40 +187,6 @@ def test_the_declared_input_schema_is_checked(h: Harness) -> None:
     ]
 
 
-def test_the_declared_output_schema_is_checked(h: Harness) -> None:
-    agent = h.scripted('{"score": "high"}')
-    schema = {"type": "object", "properties": {"score": {"type": "number"}}}
-    run_id = h.run(graph(AgentNode("a", agent, output_schema=schema)))
-    assert h.kinds(run_id)[-2:] == ["ModelCallCompleted", "RunFailed"]
-    assert h.error(run_id) == (
-        "agent node `a`: its output does not match its output_schema: "
-        "$.score: 'high' is not of type 'number'"
-    )
-
-
-def test_the_agents_own_output_schema_is_checked_when_its_node_declares_none(
-    h: Harness,
-) -> None:
-    schema = {"type": "object", "required": ["score"]}
-    checked = h.agents.add(
-        {"model": "scripted", "prompt": "", "options": {"replies": ['{"grade": 1}']},
-         "output_schema": schema}
-    )  # fmt: skip
-    overruled = h.agents.add(
-        {"model": "scripted", "prompt": "", "options": {"replies": ['{"grade": 2}']},
-         "output_schema": schema}
-    )  # fmt: skip
-
-    failed = h.run(graph(AgentNode("a", checked)))
-    passed = h.run(graph(AgentNode("a", overruled, output_schema={"type": "object"})))
-
-    assert h.error(failed) == (
-        "agent node `a`: its output does not match its output_schema: "
-        "$: 'score' is a required property"
-    )
-    assert h.kinds(passed)[-1] == "RunCompleted"
-
-
 def test_an_unknown_agent_fails_the_run_before_anything_runs(h: Harness) -> None:
     missing = "sha256:" + "0" * 64
     run_id = h.run(graph(AgentNode("a", missing)))

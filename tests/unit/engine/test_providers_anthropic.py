@@ -5,6 +5,7 @@ bound, the request timeout, and the key, which is never logged."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from editor.engine import ModelRequest, ProviderError, ToolSpec
 from editor.engine.calls import cost_usd
 from editor.graph.model import AgentNode
 from editor.providers import AnthropicProvider, build_registry
+from editor.providers.anthropic import messages_body
 from tests.fake_anthropic import FakeAnthropic
 from tests.unit.engine.harness import Harness, graph
 
@@ -354,3 +356,13 @@ def test_the_engine_plays_the_references_payroll_conversation_through_the_provid
         {"input_tokens": 260, "output_tokens": 40},
         {"input_tokens": 320, "output_tokens": 24},
     ]
+
+
+def test_the_structured_loop_offers_salvor_answer_and_forces_a_tool_call() -> None:
+    schema = {"type": "object", "required": ["score"]}
+    body = messages_body(replace(request({}), answer_schema=schema))
+
+    assert body["tool_choice"] == {"type": "any"}
+    assert [tool["name"] for tool in body["tools"]] == [TOOL.name, "salvor_answer"]
+    assert body["tools"][-1]["input_schema"] == schema
+    assert "tool_choice" not in messages_body(request({}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -202,3 +203,25 @@ def test_a_custom_fetch_replaces_the_transport() -> None:
     model = build_registry("https://models.internal/v1/", None, fetch).provider_for("openai:m")
     assert model.complete(make_request(timeout=7.0)).content == "hi"
     assert calls == [("https://models.internal/v1/chat/completions", 7.0)]
+
+
+def test_a_structured_answer_offers_salvor_answer_and_forces_a_tool_call(
+    server: FakeOpenAI,
+) -> None:
+    schema = {"type": "object", "required": ["score"]}
+    server.reply(tool_calls=[{"id": "call_s", "name": "salvor_answer", "arguments": '{"score":1}'}])
+    request = replace(make_request(tools=(PICK,)), answer_schema=schema)
+
+    reply = provider(server.base_url).complete(request)
+
+    assert reply.tool_calls == (ToolCall("call_s", "salvor_answer", {"score": 1}),)
+    sent = server.requests[0].body
+    assert sent["tool_choice"] == "required"
+    assert [tool["function"]["name"] for tool in sent["tools"]] == ["pick", "salvor_answer"]
+    assert sent["tools"][1]["function"]["parameters"] == schema
+
+
+def test_an_ordinary_call_does_not_force_a_tool_call(server: FakeOpenAI) -> None:
+    server.reply(content="ok")
+    provider(server.base_url).complete(make_request(tools=(PICK,)))
+    assert "tool_choice" not in server.requests[0].body

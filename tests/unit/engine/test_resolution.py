@@ -280,3 +280,18 @@ def test_a_node_declaring_its_own_output_schema_does_not_use_its_agents() -> Non
     node = AgentNode("answer", agent_def_hash(OUTSIDE), output_schema={"type": "string"})
 
     assert resolve_names(Graph(1, (node,)), installation(OUTSIDE)) == []
+
+
+def test_a_stored_agent_listing_the_structured_answers_tool_is_refused_at_run_time() -> None:
+    taken = AgentDefinition(model="echo", prompt="Answer.", tools=("salvor_answer",))
+    digest = agent_def_hash(taken)
+    graph = Graph(1, (AgentNode("write", digest),))
+    assert resolve_names(graph, installation(taken)) == [
+        {
+            "code": "answer_tool_name_taken",
+            "message": "agent node `write`: the tool name `salvor_answer` is reserved for "
+            "the structured answer",
+            "node": "write",
+            "agent_hash": digest,
+        }
+    ]

@@ -99,3 +99,15 @@ def test_a_registry_refuses_a_nameless_tool() -> None:
 def test_a_malformed_allow_list_entry_names_the_setting() -> None:
     with pytest.raises(ValueError, match="GATEHOUSE_HTTP_ALLOW: `http://x/y`"):
         build_registry(http_allow=["http://x/y"])
+
+
+def test_a_module_that_registers_the_structured_answers_tool_is_refused(
+    fake_module: types.ModuleType,
+) -> None:
+    fake_module.register = lambda registry: registry.register(  # type: ignore[attr-defined]
+        ToolSpec("salvor_answer", "Mine.", lambda value, context: value)
+    )
+    with pytest.raises(
+        ToolModuleError, match="the tool name `salvor_answer` is reserved for the structured answer"
+    ):
+        build_registry(modules=[fake_module.__name__])

@@ -1,0 +1,234 @@
+"""Many runs asleep at once (issue 23, *Measure*): how late they wake, what they cost asleep.
+
+Each run walks a delay of ``--delay`` seconds, then an ``echo`` tool. ``--runs`` runs are
+started at once and driven to sleep by ``--workers`` ``db_worker`` processes (the default poll
+interval, 1 s, as deployed); then, while every run sleeps and none is due, the idle cost is
+watched: SQL statements per second the workers send (counted in the workers themselves,
+``query_counter.py``) and the CPU they use. Then the runs wake; for each, the wake latency is
+the time from its recorded ``wake_at`` to its recorded ``SleepCompleted``: p50, p95 and max,
+and every run is checked: woken exactly once, never before its ``wake_at``, completed.
+
+SQLite by default (a file under a temporary folder); ``--postgres`` on a private PostgreSQL
+(``initdb`` in a temporary folder, loopback port ``GATEHOUSE_BENCH_PG_PORT``, default 55445).
+Options: ``--runs N`` (default 400: what a ``make bench`` run on SQLite takes in about a
+minute), ``--delay S`` (default 30; it must outlast putting every run to sleep),
+``--workers W`` (default 1). The issue's figure: ``--postgres --runs 10000 --delay 300``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.private_postgres import postgres_available, private_postgres  # noqa: E402
+
+COUNTER = Path(__file__).with_name("query_counter.py")
+#: Seconds any phase may take before the benchmark gives up (a hang, not slowness).
+BOUND = 3600.0
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def graph(delay: int) -> dict[str, Any]:
+    return {
+        "schema_version": 1,
+        "nodes": [
+            {"kind": "delay", "payload": {"id": "cooloff", "seconds": delay}},
+            {"kind": "tool", "payload": {"id": "publish", "tool": "echo"}},
+        ],
+        "edges": [{"from": "cooloff", "to": "publish"}],
+    }
+
+
+def environment(directory: Path, url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL_FILE",)}
+    env.update(
+        DJANGO_SETTINGS_MODULE="editor.settings",
+        DEBUG="false",
+        SECRET_KEY="benchmark-only-secret-key-" + "x" * 30,
+        ALLOWED_HOSTS="127.0.0.1",
+        GATEHOUSE_VAR_DIR=str(directory),
+        GATEHOUSE_LOG_LEVEL="WARNING",
+        DATABASE_URL=url,
+        PYTHONPATH=str(ROOT),
+    )
+    return env
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def moment(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def slept(ids: list[str]) -> int:
+    """How many of the runs have gone to sleep (some may be awake again by then)."""
+    from editor.models import RunEvent
+
+    return RunEvent.objects.filter(run_id__in=ids, kind="SleepStarted").count()
+
+
+def count_states(ids: list[str]) -> Counter[str]:
+    from editor.models import Run
+
+    return Counter(Run.objects.filter(id__in=ids).values_list("state", flat=True))
+
+
+def wait_for(condition: Any, what: str, workers: list[subprocess.Popen[bytes]]) -> None:
+    deadline = time.monotonic() + BOUND
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting until {what}"
+        assert all(worker.poll() is None for worker in workers), "a worker stopped"
+        time.sleep(0.2)
+
+
+def queries(files: list[Path]) -> int:
+    total = 0
+    for file in files:
+        with contextlib.suppress(OSError, ValueError):
+            total += int(file.read_text() or 0)
+    return total
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
+
+
+def measure(
+    env: dict[str, str], folder: Path, runs: int, delay: int, count: int, where: str
+) -> None:
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+    from django.db import connection
+
+    from editor.models import RunEvent
+    from editor.services import graphs
+    from editor.services import runs as run_service
+
+    call_command("migrate", verbosity=0, interactive=False)
+    operator = User.objects.create_user("operator", password="benchmark-password-1")
+    operator.groups.set(Group.objects.all())
+    digest = graphs.store_graph(operator, json.dumps(graph(delay))).graph
+    print(
+        f"sleeping runs on {where}: {runs:,} runs through a delay of {delay} s, "
+        f"{count} worker(s) polling every 1 s; {os.cpu_count()} cores (shared with other work)"
+    )
+    ids = [run_service.start_run(operator, digest, {"n": n}).run for n in range(runs)]
+    connection.close()
+    files = [folder / f"queries-{index}" for index in range(count)]
+    command = ["db_worker", "--no-reload", "--no-startup-delay", "--verbosity", "0"]
+    workers = [
+        subprocess.Popen([sys.executable, str(COUNTER), str(file), *command], cwd=ROOT, env=env)
+        for file in files
+    ]
+    try:
+        started = time.monotonic()
+        wait_for(lambda: slept(ids) == runs, "every run slept", workers)
+        asleep = time.monotonic() - started
+        first_wake = min(
+            moment(payload["wake_at"])
+            for payload in RunEvent.objects.filter(run_id__in=ids, kind="SleepStarted").values_list(
+                "payload", flat=True
+            )
+        )
+        connection.close()
+        # The idle window: every run asleep, none due yet (a margin before the first wake).
+        window = (first_wake - datetime.now(first_wake.tzinfo)).total_seconds() - 1.0
+        if window >= 2.0:
+            time.sleep(0.5)  # the last drive's own statements settle
+            q0, c0, t0 = queries(files), sum(cpu_seconds(w.pid) for w in workers), time.monotonic()
+            time.sleep(window - 0.5)
+            q1, c1, t1 = queries(files), sum(cpu_seconds(w.pid) for w in workers), time.monotonic()
+            idle = (q1 - q0) / (t1 - t0), (c1 - c0) / (t1 - t0) * 100
+        else:
+            idle = None
+        wait_for(lambda: count_states(ids)["completed"] == runs, "every run completed", workers)
+    finally:
+        for worker in workers:
+            worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            try:
+                worker.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+    wake_at: dict[str, datetime] = {}
+    woken: dict[str, list[datetime]] = {run: [] for run in ids}
+    rows = RunEvent.objects.filter(run_id__in=ids, kind__in=("SleepStarted", "SleepCompleted"))
+    for run_id, kind, payload, recorded in rows.values_list(
+        "run_id", "kind", "payload", "recorded_at"
+    ):
+        if kind == "SleepStarted":
+            wake_at[str(run_id)] = moment(payload["wake_at"])
+        else:
+            woken[str(run_id)].append(moment(recorded))
+    twice = [run for run, times in woken.items() if len(times) != 1]
+    assert not twice, f"{len(twice)} runs not woken exactly once"
+    late = [(woken[run][0] - wake_at[run]).total_seconds() for run in ids]
+    early = [value for value in late if value < 0]
+    assert not early, f"{len(early)} runs woken before their wake_at"
+    print(f"  asleep: all {runs:,} in {asleep:.1f} s after the workers started")
+    if idle is None:
+        print("  idle: no window before the first wake (raise --delay)")
+    else:
+        print(
+            f"  idle while all sleep ({window:.0f} s): {idle[0]:.1f} SQL statements/s from the "
+            f"workers, worker CPU {idle[1]:.1f}% of a core"
+        )
+    print(
+        f"  wake latency after wake_at: p50 {statistics.median(late):.3f} s, "
+        f"p95 {percentile(late, 0.95):.3f} s, max {max(late):.3f} s; "
+        f"none early, each woken once, all {runs:,} completed"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=400)
+    parser.add_argument("--delay", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--postgres", action="store_true")
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gatehouse-bench-sleeping-") as name:
+        folder = Path(name)
+        if not arguments.postgres:
+            url = f"sqlite:///{folder / 'bench.sqlite3'}"
+            env = environment(folder, url)
+            measure(env, folder, arguments.runs, arguments.delay, arguments.workers, "SQLite")
+            return
+        if not postgres_available():
+            print("-- skipped: no PostgreSQL server binaries here")
+            return
+        port = int(os.environ.get("GATEHOUSE_BENCH_PG_PORT", "55445"))
+        with private_postgres(port, prefix="gatehouse-bench-sleeping-pg-") as server:
+            env = environment(folder, server.url)
+            measure(env, folder, arguments.runs, arguments.delay, arguments.workers, "PostgreSQL")
+
+
+if __name__ == "__main__":
+    main()
