@@ -4,6 +4,8 @@ memory, or reads into values JSON has no form for."""
 import threading
 from typing import Any
 
+from tests.hostile.stored_agents import no_agent_was_stored, note_stored_agents
+
 DEEP_KEY = "a" + ".a" * 30_000 + " = 1\n"
 TOML = {"Content-Type": "application/toml"}
 
@@ -52,21 +54,6 @@ def refused(body: str, message: Any, field: str = "", *more: dict[str, Any]) -> 
             },
         },
     }
-
-
-def note_stored_agents(corpus: Any) -> None:
-    """What ``GET /v1/agents`` lists before the attack (other attacks store agents too)."""
-    corpus.names["agents_before"] = _stored_agents(corpus)
-
-
-def no_agent_was_stored(corpus: Any) -> None:
-    assert _stored_agents(corpus) == corpus.names["agents_before"], "a refused agent was stored"
-
-
-def _stored_agents(corpus: Any) -> list[str]:
-    answer = corpus.request("GET", "/v1/agents")
-    assert answer.status_code == 200, answer.text[:1000]
-    return sorted(agent["agent"] for agent in answer.json()["agents"])
 
 
 CASE = {

@@ -4,6 +4,8 @@ schemas get, so a graph using it validated, was runnable, and each run failed (o
 import json
 from typing import Any
 
+from tests.hostile.stored_agents import no_agent_was_stored, note_stored_agents
+
 SCHEMA = {"$ref": "{{outside}}/answer.schema.json"}
 
 
@@ -37,21 +39,6 @@ NOT_LOCAL = {
     "field": "output_schema",
     "message": {"$startswith": "agent node `answer`: its agent's `output_schema` refers outside"},
 }
-
-
-def note_stored_agents(corpus: Any) -> None:
-    """What ``GET /v1/agents`` lists before the attack (other attacks store agents too)."""
-    corpus.names["agents_before"] = _stored_agents(corpus)
-
-
-def no_agent_was_stored(corpus: Any) -> None:
-    assert _stored_agents(corpus) == corpus.names["agents_before"], "a refused agent was stored"
-
-
-def _stored_agents(corpus: Any) -> list[str]:
-    answer = corpus.request("GET", "/v1/agents")
-    assert answer.status_code == 200, answer.text[:1000]
-    return sorted(agent["agent"] for agent in answer.json()["agents"])
 
 
 CASE = {
