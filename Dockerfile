@@ -35,7 +35,13 @@ ENV PATH=/opt/venv/bin:$PATH \
     PORT=8000 \
     WEB_CONCURRENCY=3 \
     GATEHOUSE_HEADER_TIMEOUT=10 \
-    GATEHOUSE_KEEP_ALIVE_TIMEOUT=5
+    GATEHOUSE_KEEP_ALIVE_TIMEOUT=5 \
+    MALLOC_ARENA_MAX=2
+
+# MALLOC_ARENA_MAX: glibc gives each thread that allocates an arena of its own and keeps what it
+# freed there, so a web process's threads (GATEHOUSE_WEB_THREADS, the streams' readers) hold the
+# high-water mark of every large request for good; two arenas keep its memory near what it uses
+# (docs/operations.md, "Memory").
 
 WORKDIR /app
 COPY --from=build /opt/venv /opt/venv

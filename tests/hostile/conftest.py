@@ -19,7 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.processes import ROOT, Database, Watch, counting_dot, manage, running
+from tests.hostile.processes import (
+    ROOT,
+    Database,
+    Watch,
+    counting_dot,
+    image_environment,
+    manage,
+    running,
+)
 from tests.hostile.steps import Corpus, Users
 from tests.outside_world import serving_counter, write_secret_file
 
@@ -79,6 +87,8 @@ def environment(database: Database) -> dict[str, str]:
         # Every record of every process, so that a credential would be seen if it were logged.
         "GATEHOUSE_LOG_LEVEL": "DEBUG",
         "GATEHOUSE_TOOL_MODULES": "tests.hostile.tools",
+        # The image's allocator settings (its runtime ENV), as production runs.
+        **image_environment(),
         **LIMITS,
     }
 

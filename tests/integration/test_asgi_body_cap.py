@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -75,7 +76,11 @@ def request(
         "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000),
         "server": ("testserver", 80),
     }  # fmt: skip
-    asyncio.run(asyncio.wait_for(application(scope, client.receive, client.send), 30))
+    # A loop of its own in a thread of its own: the browser tests' driver keeps an event loop
+    # running in the main thread for the rest of the session.
+    with ThreadPoolExecutor(1) as pool:
+        answered = asyncio.wait_for(application(scope, client.receive, client.send), 30)
+        pool.submit(asyncio.run, answered).result()
 
 
 def test_a_chunked_body_over_the_cap_is_not_read_past_it() -> None:
