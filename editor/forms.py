@@ -25,6 +25,7 @@ from editor.graph import (
 )
 from editor.graph.agent_files import MAX_AGENT_FILE_BYTES
 from editor.graph.edits import format_draft
+from editor.graph.model import U32_MAX
 from editor.graph.templates import (
     MAX_PERSONAS,
     MAX_ROUNDS,
@@ -240,8 +241,6 @@ MODEL_CHOICES = [
     ("scripted", "scripted — answers with the replies below, in turn"),
     ("openai", "openai: — an OpenAI-compatible model, named below"),
 ]
-#: A budget is a positive 32-bit integer (spec 01).
-MAX_BUDGET = 4294967295
 #: Where the service's error ``field`` is shown on the form.
 _AGENT_ERROR_FIELDS = {
     "name": "name",
@@ -275,11 +274,12 @@ class AgentForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="The tools the model may call.",
     )
+    # A budget is a positive 32-bit integer (spec 01).
     max_steps = StrictIntegerField(
-        label="Budget: max steps", required=False, min_value=1, max_value=MAX_BUDGET
+        label="Budget: max steps", required=False, min_value=1, max_value=U32_MAX
     )
     max_tokens = StrictIntegerField(
-        label="Budget: max tokens", required=False, min_value=1, max_value=MAX_BUDGET
+        label="Budget: max tokens", required=False, min_value=1, max_value=U32_MAX
     )
     replies = forms.CharField(
         label="Scripted replies",

@@ -25,7 +25,9 @@ from editor.graph.edits import (
     free_id,
     update_node,
 )
-from editor.services import agents, documents, editing, node_form
+from editor.presentation import node_form
+from editor.presentation.typed import whole_number
+from editor.services import agents, documents, editing
 from editor.services.editing import CheckedDraft, ParsedDraft, Refused, Stale
 from editor.services.errors import InvalidGraph, InvalidRequest, StaleDraft
 from editor.views.editor import (
@@ -274,7 +276,7 @@ def new_edge(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
 def remove_edge(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Delete edge** (by its place in the edge list; undoable)."""
     raw = request.POST.get("edge", "")
-    index = node_form.whole_number(raw, maximum=10**9)
+    index = whole_number(raw.strip(), maximum=10**9)
     index = -1 if index is None else index
     level = level_of(request)
     current = draft.level_value(level)

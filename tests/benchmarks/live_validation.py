@@ -96,10 +96,10 @@ def run(directory: Path) -> None:
     from editor.graph.dot import dot_source
     from editor.graph.edits import update_node
     from editor.graph.model import graph_size
+    from editor.presentation.node_form import read_node_form
     from editor.rendering import render_svg
     from editor.services import documents, editing
     from editor.services.editing import CheckedDraft
-    from editor.services.node_form import read_node_form
 
     user = User.objects.create_user("bench", password="bench-password-not-secret")
     user.groups.add(Group.objects.get(name="authors"))
