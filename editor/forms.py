@@ -16,10 +16,8 @@ from django.core.files.uploadedfile import UploadedFile
 
 from editor.graph import (
     Graph,
-    JsonError,
     MalformedDocument,
     parse_document,
-    read_json,
     short_hash,
     wire_value,
 )
@@ -36,6 +34,7 @@ from editor.graph.templates import (
     parallel,
     rounds,
 )
+from editor.presentation.typed import read_typed_json
 from editor.services.agents import AgentInfo
 from editor.services.documents import MAX_TITLE_LENGTH
 from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
@@ -299,10 +298,9 @@ class AgentForm(forms.Form):
 
     def _replies(self, text: str) -> list[str] | None:
         if text.strip().startswith("["):
-            try:
-                replies = read_json(text)
-            except JsonError as error:
-                self.add_error("replies", f"Not valid JSON: {error}")
+            replies, problem = read_typed_json(text)
+            if problem is not None:
+                self.add_error("replies", f"Not valid JSON: {problem.error}")
                 return None
             if not isinstance(replies, list) or any(type(reply) is not str for reply in replies):
                 self.add_error("replies", "A JSON list of replies must hold strings only.")
@@ -399,7 +397,7 @@ class StartRunForm(forms.Form):
         text = self.cleaned_data.get("input") or ""
         if not text.strip():
             raise forms.ValidationError("Enter the input as JSON (null for none).")
-        try:
-            return read_json(text)
-        except JsonError as error:
-            raise forms.ValidationError(f"Not valid JSON: {error}") from None
+        value, problem = read_typed_json(text)
+        if problem is not None:
+            raise forms.ValidationError(f"Not valid JSON: {problem.error}")
+        return value
