@@ -34,6 +34,7 @@ __all__ = [
     "held_error",
     "keep_layout",
     "list_revisions",
+    "parsed_draft",
     "read_draft",
     "redo",
     "restore_revision",
@@ -87,6 +88,14 @@ def read_draft(slug: str) -> SavedDraft:
 
 #: Keep the held fields as they are (a save that is not about them).
 KEEP = None
+
+
+def parsed_draft(document: Document) -> Graph | None:
+    """The draft parsed, valid or not; ``None`` when it does not parse."""
+    try:
+        return parse_document(document.draft.text)
+    except MalformedDocument:
+        return None
 
 
 def save_draft(

@@ -22,7 +22,6 @@ from django.utils.crypto import constant_time_compare
 
 from editor.engine import PARKED, TERMINAL, RunState
 from editor.models import ApiToken, Run, RunEvent
-from editor.services import inbox
 from editor.services.errors import UnknownRun
 from editor.services.log_reads import LOG_SLICE_BYTES, fitting
 from editor.store import envelope_of
@@ -34,7 +33,6 @@ __all__ = [
     "Credentials",
     "RunSlice",
     "event_counts",
-    "parked_count",
     "run_slice",
     "run_state",
 ]
@@ -127,11 +125,6 @@ def event_counts(run_ids: Iterable[str]) -> dict[str, int]:
             continue
     rows = Run.objects.filter(pk__in=keys).values_list("id", "event_count")
     return {str(key): count for key, count in rows}
-
-
-def parked_count() -> int:
-    """The navigation bar's count of runs waiting for a person."""
-    return inbox.pending_count()
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,9 @@ from editor.graph import Graph
 from editor.graph.model import NodeBody
 from editor.models import LastSample, SampleInput
 from editor.services.document_rows import document_row, require_author
+from editor.services.drafts import parsed_draft
 from editor.services.errors import InvalidRequest
 from editor.services.storable import check_storable, nul_path
-from editor.services.test_runs import parsed_draft
 
 __all__ = ["MAX_SAMPLES", "Sample", "SampleSet", "list_samples", "put_samples"]
 

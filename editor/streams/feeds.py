@@ -37,7 +37,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from editor.api.errors import error_response
-from editor.services import live
+from editor.services import inbox, live
 from editor.services.errors import UnknownRun
 from editor.streams.hub import Waiter, hub, in_thread
 from editor.streams.limits import RETRY_AFTER_SECONDS, TooManyStreams, claim
@@ -135,7 +135,7 @@ class PageUpdates:
                     frames.append(frame(str(count), event="run"))
                     self.cursor = count
                 self.run_over = state in live.TERMINAL_STATES
-        count = waiting_count if waiting_count is not None else live.parked_count()
+        count = waiting_count if waiting_count is not None else inbox.pending_count()
         if count != self.count_seen:
             frames.append(frame(str(count), event="count"))
             self.count_seen = count
