@@ -16,7 +16,7 @@ driver the caller's credentials, which it checks again every
 user ends the stream (``event: end``, ``{"reason": "credentials_revoked"}``).
 
 A stream costs a bounded buffer, however slowly its client reads: each step reads one slice of
-at most ``editor.services.live.SLICE_BYTES``, and each frame is handed to the server on its
+at most ``editor.services.runs.live.SLICE_BYTES``, and each frame is handed to the server on its
 own, which (under ASGI) waits while the connection's send buffer is full; meanwhile the
 stream reads nothing more.
 """
@@ -37,8 +37,9 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from editor.api.errors import error_response
-from editor.services import inbox, live
+from editor.services import inbox
 from editor.services.errors import UnknownRun
+from editor.services.runs import live
 from editor.streams.hub import Waiter, hub, in_thread
 from editor.streams.limits import RETRY_AFTER_SECONDS, TooManyStreams, claim
 

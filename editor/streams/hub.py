@@ -35,7 +35,8 @@ from django.conf import settings
 from django.db import DatabaseError, connections
 
 from editor.channel import CHANNEL, parse_announcement
-from editor.services import inbox, live
+from editor.services import inbox
+from editor.services.runs import live
 
 __all__ = ["Hub", "Waiter", "hub", "in_thread", "shut_down"]
 

@@ -27,8 +27,9 @@ from django.views.decorators.vary import vary_on_headers
 from editor.graph.edits import NEW_NODE_DEFAULTS
 from editor.presentation import messages, node_form
 from editor.presentation.typed import whole_number
-from editor.services import agents, editing, installation, managing
-from editor.services.editing import CheckedDraft, Edit, ParsedDraft, Refused, Stale
+from editor.services import agents, installation
+from editor.services.documents import editing, managing
+from editor.services.documents.editing import CheckedDraft, Edit, ParsedDraft, Refused, Stale
 from editor.views.htmx import HtmxHttpRequest
 
 PAGE = "editor/page.html"

@@ -1,6 +1,6 @@
 """The edits the editor page posts: the node form, nodes and edges, the JSON tab, held fields,
 **Freeze** and **Discard changes**. Each reads the draft once (:func:`guarded`), makes one
-edit through :mod:`editor.services.editing` with a one-line summary for the history, and
+edit through :mod:`editor.services.documents.editing` with a one-line summary for the history, and
 answers with the page's live pieces (:func:`editor.views.editor.answer`).
 
 The node form is saved field by field: the fields that can be read are saved, and a field that
@@ -27,8 +27,9 @@ from editor.graph.edits import (
 )
 from editor.presentation import node_form
 from editor.presentation.typed import whole_number
-from editor.services import agents, documents, editing
-from editor.services.editing import CheckedDraft, ParsedDraft, Refused, Stale
+from editor.services import agents, documents
+from editor.services.documents import editing
+from editor.services.documents.editing import CheckedDraft, ParsedDraft, Refused, Stale
 from editor.services.errors import InvalidGraph, InvalidRequest, StaleDraft
 from editor.views.editor import (
     PAGE,

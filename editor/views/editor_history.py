@@ -9,8 +9,9 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.presentation.typed import whole_number
-from editor.services import documents, editing
-from editor.services.editing import ParsedDraft
+from editor.services import documents
+from editor.services.documents import editing
+from editor.services.documents.editing import ParsedDraft
 from editor.services.errors import InvalidRequest
 from editor.services.paging import MAX_LIMIT
 from editor.views.editor import answer, guarded, open_draft, revision_of, selected_of

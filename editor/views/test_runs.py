@@ -14,7 +14,8 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.presentation.typed import read_typed_json
-from editor.services import runs, samples, test_panel, test_runs
+from editor.services import runs
+from editor.services.documents import samples
 from editor.services.errors import (
     DraftInvalid,
     InvalidRequest,
@@ -22,6 +23,7 @@ from editor.services.errors import (
     ServiceError,
     UnknownDocument,
 )
+from editor.services.runs import test_panel, test_runs
 from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["decide", "panel", "pin", "run_list", "save_samples", "start", "unpin"]

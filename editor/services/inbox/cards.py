@@ -19,12 +19,14 @@ from editor.graph import JsonError, read_json
 from editor.presentation import approval_forms
 from editor.presentation.approval_forms import ApprovalForm
 from editor.presentation.typed import decimal_number, read_typed_json
-from editor.services import inbox, inbox_log, links, resolutions
+from editor.services import inbox, links
 from editor.services.access import can_resolve, can_resolve_any
 from editor.services.errors import InvalidRequest, InvalidResume, NotAllowed, NotSuspended
 from editor.services.inbox import InboxItem
-from editor.services.inbox_log import Decision
+from editor.services.inbox import log as inbox_log
+from editor.services.inbox.log import Decision
 from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
+from editor.services.runs import resolutions
 
 __all__ = ["Card", "card", "cards", "resolve_card"]
 

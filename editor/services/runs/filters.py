@@ -36,9 +36,9 @@ from django.db.models.lookups import Exact
 
 from editor.engine.states import RunState
 from editor.models import Document, Run
+from editor.services.documents.graphs import is_graph_hash
 from editor.services.errors import InvalidRequest
 from editor.services.filters import read_days, start_of
-from editor.services.graphs import is_graph_hash
 from editor.services.storable import nul_path
 
 __all__ = ["MAX_LABELS", "NO_RUN_FILTER", "STATES", "RunFilter", "read_run_filter"]

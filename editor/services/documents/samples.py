@@ -17,8 +17,8 @@ from editor.engine.schemas import first_violation
 from editor.graph import Graph
 from editor.graph.model import NodeBody
 from editor.models import LastSample, SampleInput
-from editor.services.document_rows import document_row, require_author
-from editor.services.drafts import parsed_draft
+from editor.services.documents.drafts import parsed_draft
+from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import InvalidRequest
 from editor.services.storable import check_storable, nul_path
 
