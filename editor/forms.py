@@ -16,15 +16,14 @@ from django.core.files.uploadedfile import UploadedFile
 
 from editor.graph import (
     Graph,
-    JsonError,
     MalformedDocument,
     parse_document,
-    read_json,
     short_hash,
     wire_value,
 )
 from editor.graph.agent_files import MAX_AGENT_FILE_BYTES
 from editor.graph.edits import format_draft
+from editor.graph.model import U32_MAX
 from editor.graph.templates import (
     MAX_PERSONAS,
     MAX_ROUNDS,
@@ -35,6 +34,7 @@ from editor.graph.templates import (
     parallel,
     rounds,
 )
+from editor.presentation.typed import read_typed_json
 from editor.services.agents import AgentInfo
 from editor.services.documents import MAX_TITLE_LENGTH
 from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
@@ -240,8 +240,6 @@ MODEL_CHOICES = [
     ("scripted", "scripted — answers with the replies below, in turn"),
     ("openai", "openai: — an OpenAI-compatible model, named below"),
 ]
-#: A budget is a positive 32-bit integer (spec 01).
-MAX_BUDGET = 4294967295
 #: Where the service's error ``field`` is shown on the form.
 _AGENT_ERROR_FIELDS = {
     "name": "name",
@@ -275,11 +273,12 @@ class AgentForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="The tools the model may call.",
     )
+    # A budget is a positive 32-bit integer (spec 01).
     max_steps = StrictIntegerField(
-        label="Budget: max steps", required=False, min_value=1, max_value=MAX_BUDGET
+        label="Budget: max steps", required=False, min_value=1, max_value=U32_MAX
     )
     max_tokens = StrictIntegerField(
-        label="Budget: max tokens", required=False, min_value=1, max_value=MAX_BUDGET
+        label="Budget: max tokens", required=False, min_value=1, max_value=U32_MAX
     )
     replies = forms.CharField(
         label="Scripted replies",
@@ -299,10 +298,9 @@ class AgentForm(forms.Form):
 
     def _replies(self, text: str) -> list[str] | None:
         if text.strip().startswith("["):
-            try:
-                replies = read_json(text)
-            except JsonError as error:
-                self.add_error("replies", f"Not valid JSON: {error}")
+            replies, problem = read_typed_json(text)
+            if problem is not None:
+                self.add_error("replies", f"Not valid JSON: {problem.error}")
                 return None
             if not isinstance(replies, list) or any(type(reply) is not str for reply in replies):
                 self.add_error("replies", "A JSON list of replies must hold strings only.")
@@ -399,7 +397,7 @@ class StartRunForm(forms.Form):
         text = self.cleaned_data.get("input") or ""
         if not text.strip():
             raise forms.ValidationError("Enter the input as JSON (null for none).")
-        try:
-            return read_json(text)
-        except JsonError as error:
-            raise forms.ValidationError(f"Not valid JSON: {error}") from None
+        value, problem = read_typed_json(text)
+        if problem is not None:
+            raise forms.ValidationError(f"Not valid JSON: {problem.error}")
+        return value

@@ -82,7 +82,7 @@ class RenamedDocumentMiddleware:
         match = _DOCUMENT_PATH.match(request.path_info)
         if match is None:
             return response
-        from editor.services.document_rows import renamed_to
+        from editor.services.documents.rows import renamed_to
 
         target = renamed_to(match["slug"])
         if target is None:

@@ -27,7 +27,8 @@ from editor.api.schemas import (
     RevisionListOut,
     VersionListOut,
 )
-from editor.services import documents, managing
+from editor.services import documents
+from editor.services.documents import managing
 from editor.services.errors import InvalidRequest
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 

@@ -11,7 +11,7 @@ from ninja import Field, Router, Schema, Status
 
 from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import ErrorOut
-from editor.services import forks
+from editor.services.runs import forks
 
 router = Router(tags=["runs"])
 

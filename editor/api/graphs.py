@@ -14,7 +14,8 @@ from ninja import Query, Router, Status
 from editor.api.auth import AuthenticatedRequest
 from editor.api.schemas import ErrorOut, GraphCreatedOut, GraphListOut, GraphOut, ValidationOut
 from editor.graph import short_hash
-from editor.services import graphs, runs
+from editor.services import runs
+from editor.services.documents import graphs
 from editor.services.paging import MAX_LIMIT
 
 router = Router(tags=["graphs"])

@@ -1,6 +1,6 @@
 """``/v1/inbox``: what waits for a person, and the decisions people made (spec 05, *Inbox*).
 
-Both take the inbox's filters (``editor.services.inbox_filters``): ``graph``, ``document``,
+Both take the inbox's filters (``editor.services.inbox.filters``): ``graph``, ``document``,
 ``node``, ``person``, ``from``, ``to`` and ``q``. Resolving an item is
 ``POST /v1/runs/{id}/resume`` (``editor.api.runs``).
 """
@@ -14,8 +14,9 @@ from ninja import Field, Query, Router
 
 from editor.api.paging import PageQuery
 from editor.api.schemas import ErrorOut, InboxListOut, InboxResolvedOut
-from editor.services import inbox, inbox_log
-from editor.services.inbox_filters import InboxFilter, read_filter
+from editor.services import inbox
+from editor.services.inbox import log as inbox_log
+from editor.services.inbox.filters import InboxFilter, read_filter
 
 router = Router(tags=["inbox"])
 

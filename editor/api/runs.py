@@ -33,11 +33,12 @@ from editor.api.schemas import (
     ToolListOut,
     WakeIn,
 )
-from editor.services import agent_runs, runs
+from editor.services import runs
 from editor.services.errors import InvalidRequest
 from editor.services.numbers import strict_int
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
-from editor.services.run_filters import read_run_filter
+from editor.services.runs import agent_runs
+from editor.services.runs.filters import read_run_filter
 from editor.streams.feeds import RunEvents, streaming_response
 from editor.streams.lists import json_list_response
 

@@ -22,7 +22,9 @@ from editor.api.test_run_schemas import (
     TestRunIn,
     TestRunListOut,
 )
-from editor.services import run_compare, samples, test_runs
+from editor.services.documents import samples
+from editor.services.runs import compare as run_compare
+from editor.services.runs import test_runs
 
 router = Router(tags=["test runs"])
 

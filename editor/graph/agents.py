@@ -26,6 +26,7 @@ from typing import Any
 from editor.graph.closed_schemas import count_subschemas, schema_findings
 from editor.graph.errors import InvalidAgentDefinition, JsonError
 from editor.graph.jsonio import hash_value, read_json
+from editor.graph.model import U32_MAX
 from editor.graph.text import is_blank
 from editor.graph.validation.schemas import MAX_DOCUMENT_SUBSCHEMAS, schema_problem
 
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 MAX_AGENT_NAME_LENGTH = 64
-U32_MAX = 4294967295
 FIXED_MODELS = ("echo", "scripted")
 OPENAI_PREFIX = "openai:"
 ANTHROPIC_PREFIX = "claude-"

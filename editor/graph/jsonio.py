@@ -32,6 +32,7 @@ __all__ = [
     "HASH_PREFIX",
     "I64_MIN",
     "MAX_DEPTH",
+    "NUL",
     "SHORT_HASH_DIGITS",
     "U64_MAX",
     "ReferenceJsonDecoder",
@@ -40,6 +41,7 @@ __all__ = [
     "format_float",
     "hash_value",
     "hex_digits",
+    "nul_path",
     "number_from_text",
     "pretty_json",
     "read_json",
@@ -52,6 +54,8 @@ I64_MIN = -(2**63)
 U64_MAX = 2**64 - 1
 #: The deepest nesting the reference's parser accepts (the outermost value is level 1).
 MAX_DEPTH = 127
+#: The character PostgreSQL refuses in text and ``jsonb`` (JSON spells it ``\u0000``).
+NUL = "\x00"
 
 # The structure of the text is measured on its bytes: escapes removed, braces
 # mapped to brackets, everything but brackets, colons and quotes deleted, string
@@ -400,3 +404,25 @@ def short_hash(digest: str) -> str:
     """The first :data:`SHORT_HASH_DIGITS` hex digits of a content hash, with or without its
     prefix: how pages, labels and file names show it."""
     return hex_digits(digest)[:SHORT_HASH_DIGITS]
+
+
+def nul_path(value: Any, path: str = "") -> str | None:
+    """Where the first NUL character in a JSON value is (``""`` for the value itself), or None.
+
+    ``path`` names ``value``; the answer extends it with ``.key`` and ``[index]``."""
+    if isinstance(value, str):
+        return path if NUL in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if NUL in str(key):
+                return where
+            found = nul_path(item, where)
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = nul_path(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None

@@ -30,6 +30,7 @@ __all__ = [
     "ON_BOUND_WORDS",
     "PAYLOAD_FIELDS",
     "SCHEMA_VERSION",
+    "U32_MAX",
     "UNIT_VARIANTS",
     "AgentNode",
     "BestBy",
@@ -54,6 +55,9 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+#: The largest value of a ``u32`` field (spec 01): a map's concurrency, a fold's passes, an
+#: agent's budget. The one definition; the parser, the agent reader and the forms read it here.
+U32_MAX = 4294967295
 
 FieldType = Literal[
     "string", "u32", "u64", "json", "string_map", "cases", "body", "join", "on_bound"

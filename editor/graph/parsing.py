@@ -21,6 +21,7 @@ from editor.graph.model import (
     NODE_CLASSES,
     ON_BOUND_WORDS,
     PAYLOAD_FIELDS,
+    U32_MAX,
     BestBy,
     BranchCase,
     Edge,
@@ -35,7 +36,6 @@ from editor.graph.model import (
 
 __all__ = ["parse_document", "parse_graph"]
 
-U32_MAX = 4294967295
 U64_MAX = 18446744073709551615
 _GRAPH_KEYS = ("schema_version", "nodes", "edges")
 _NODE_KEYS = ("kind", "payload")

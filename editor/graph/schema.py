@@ -17,13 +17,14 @@ from editor.graph.model import (
     JOIN_KINDS,
     ON_BOUND_WORDS,
     PAYLOAD_FIELDS,
+    U32_MAX,
     UNIT_VARIANTS,
     FieldSpec,
 )
 
 __all__ = ["graph_json_schema", "graph_json_schema_text"]
 
-_U32 = {"type": "integer", "minimum": 0, "maximum": 4294967295}
+_U32 = {"type": "integer", "minimum": 0, "maximum": U32_MAX}
 
 
 def _title(kind: str) -> str:

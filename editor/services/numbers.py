@@ -1,28 +1,24 @@
 """Whole numbers a client typed into a form or a query string, read strictly.
 
-Every integer the pages and services read from a request goes through :func:`strict_int`:
-ASCII digits only (``str.isdigit`` also accepts ``²`` and ``٣``, which ``int`` then refuses
-or reads differently), an optional leading ``-`` only when negative numbers are allowed,
-explicit bounds (a number past what the database stores fails the query rather than the
-check), and a short text, so a megabyte of zeros is refused before it is converted. A value
-that is not such a number raises :class:`InvalidNumber`, an :class:`InvalidRequest` that
-names the field and the range, ready to be shown beside the field or answered as a 400.
+Every integer the pages and services read from a request goes through :func:`strict_int`: the
+one number reader of :mod:`editor.presentation.typed` (ASCII digits only, an optional leading
+``-`` only when negative numbers are allowed, explicit bounds, a short text) with the service
+error a request needs. A value that is not such a number raises :class:`InvalidNumber`, an
+:class:`InvalidRequest` that names the field and the range, ready to be shown beside the field
+or answered as a 400.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from editor.presentation.typed import whole_number
 from editor.services.errors import InvalidRequest
 
-__all__ = ["INT64_MAX", "U32_MAX", "InvalidNumber", "strict_int"]
+__all__ = ["INT64_MAX", "InvalidNumber", "strict_int"]
 
 #: The largest value of a database ``bigint``: the default upper bound.
 INT64_MAX = 2**63 - 1
-#: The graph format's ``u32`` fields (a map's concurrency, a fold's passes).
-U32_MAX = 2**32 - 1
-
-_ASCII_DIGITS = frozenset("0123456789")
 
 
 class InvalidNumber(InvalidRequest):
@@ -43,16 +39,7 @@ def strict_int(text: Any, field: str, *, minimum: int = 0, maximum: int = INT64_
     negative; no spaces, signs or separators (strip typed text first). Raises
     :class:`InvalidNumber` naming ``field`` otherwise.
     """
-    if minimum > maximum:
-        raise ValueError("minimum is above maximum")
-    if not isinstance(text, str):
-        raise InvalidNumber(field, minimum, maximum)
-    digits = text[1:] if text.startswith("-") and minimum < 0 else text
-    longest = len(str(max(abs(minimum), abs(maximum))))
-    # Leading zeros are harmless, but a bounded number needs only so many characters.
-    if not digits or len(digits) > longest + 8 or not _ASCII_DIGITS.issuperset(digits):
-        raise InvalidNumber(field, minimum, maximum)
-    value = int(text)
-    if not minimum <= value <= maximum:
+    value = whole_number(text, minimum=minimum, maximum=maximum)
+    if value is None:
         raise InvalidNumber(field, minimum, maximum)
     return value

@@ -2,38 +2,18 @@
 
 PostgreSQL refuses the NUL character (U+0000) in text columns and in ``jsonb``, where SQLite
 takes it. The services refuse it up front, on every database, so a request gets the same
-answer whichever one is configured.
+answer whichever one is configured. Where a NUL is in a JSON value is the graph package's
+:func:`~editor.graph.jsonio.nul_path` (the forms read typed JSON with it too), re-exported here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from editor.graph.jsonio import NUL, nul_path
 from editor.services.errors import InvalidRequest
 
 __all__ = ["NUL", "check_storable", "nul_path", "storable_text"]
-
-NUL = "\x00"
-
-
-def nul_path(value: Any, path: str = "") -> str | None:
-    """Where the first NUL character in a JSON value is (``""`` for the value itself), or None."""
-    if isinstance(value, str):
-        return path if NUL in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if NUL in str(key):
-                return where
-            found = nul_path(item, where)
-            if found is not None:
-                return found
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            found = nul_path(item, f"{path}[{index}]")
-            if found is not None:
-                return found
-    return None
 
 
 def check_storable(value: Any) -> None:

@@ -16,7 +16,7 @@ driver the caller's credentials, which it checks again every
 user ends the stream (``event: end``, ``{"reason": "credentials_revoked"}``).
 
 A stream costs a bounded buffer, however slowly its client reads: each step reads one slice of
-at most ``editor.services.live.SLICE_BYTES``, and each frame is handed to the server on its
+at most ``editor.services.runs.live.SLICE_BYTES``, and each frame is handed to the server on its
 own, which (under ASGI) waits while the connection's send buffer is full; meanwhile the
 stream reads nothing more.
 """
@@ -37,8 +37,9 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from editor.api.errors import error_response
-from editor.services import live
+from editor.services import inbox
 from editor.services.errors import UnknownRun
+from editor.services.runs import live
 from editor.streams.hub import Waiter, hub, in_thread
 from editor.streams.limits import RETRY_AFTER_SECONDS, TooManyStreams, claim
 
@@ -135,7 +136,7 @@ class PageUpdates:
                     frames.append(frame(str(count), event="run"))
                     self.cursor = count
                 self.run_over = state in live.TERMINAL_STATES
-        count = waiting_count if waiting_count is not None else live.parked_count()
+        count = waiting_count if waiting_count is not None else inbox.pending_count()
         if count != self.count_seen:
             frames.append(frame(str(count), event="count"))
             self.count_seen = count

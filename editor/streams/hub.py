@@ -35,7 +35,8 @@ from django.conf import settings
 from django.db import DatabaseError, connections
 
 from editor.channel import CHANNEL, parse_announcement
-from editor.services import live
+from editor.services import inbox
+from editor.services.runs import live
 
 __all__ = ["Hub", "Waiter", "hub", "in_thread", "shut_down"]
 
@@ -148,7 +149,7 @@ class Hub:
 
     async def _count_waiting(self) -> None:
         self._recount = False
-        count = await in_thread(live.parked_count)
+        count = await in_thread(inbox.pending_count)
         self.waiting_count = count
         for waiter in self.counting:
             if waiter.count_seen != count:

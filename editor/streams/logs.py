@@ -1,6 +1,6 @@
 """A run's log as JSON lines, streamed (the run page's **Download log**): each event exactly as
 ``GET /v1/runs/{id}/events`` serves it, one per line, read a slice at a time
-(:func:`editor.services.log_reads.log_chunk`: at most 500 events and 256 KiB of payload, or one
+(:func:`editor.services.runs.log_reads.log_chunk`: at most 500 events and 256 KiB of payload, or one
 event), so a log of any length costs one slice of memory. Under ASGI the reads run on the
 loop's thread pool between writes, and the next slice is read only once the last was sent:
 Django's handler awaits the server's ``send`` for each part, which a slow reader holds back,
@@ -15,7 +15,7 @@ from typing import Any
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, StreamingHttpResponse
 
-from editor.services.log_reads import log_chunk
+from editor.services.runs.log_reads import log_chunk
 from editor.streams.hub import in_thread
 
 __all__ = ["log_response"]

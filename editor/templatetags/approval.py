@@ -1,8 +1,8 @@
 """The inbox card's generated parts (spec 06, *Approval inbox*), ``{% load approval %}``:
 
 * ``{% approval_field field card.card_id %}``: one field of a gate's approval form (label,
-  marks, control, help and errors), from the plain description ``services.approval_forms``
-  gives (an :class:`ApprovalField`);
+  marks, control, help and errors), from the plain description ``presentation.approval_forms``
+  gives (a :class:`FieldView`);
 * ``{% approval_decision field card.card_id %}``: the decision's two buttons;
 * ``{{ item.reason|markdown }}``: the gate's prompt as sanitised Markdown (``rich_text``);
 * ``{{ item.value|value_view }}``: the value at the gate as text or a tree (``value_view``).
@@ -21,9 +21,9 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from editor.services.approval_forms import ApprovalField
-from editor.services.rich_text import markdown_html
-from editor.services.value_view import value_html
+from editor.presentation.fields import FieldView
+from editor.presentation.rich_text import markdown_html
+from editor.presentation.value_view import value_html
 
 register = template.Library()
 
@@ -33,7 +33,7 @@ _SOURCES = {
 }
 
 
-def _aria(field: ApprovalField, field_id: str, *, required: bool) -> str:
+def _aria(field: FieldView, field_id: str, *, required: bool) -> str:
     text = ""
     if required and field.required:
         text += ' aria-required="true"'
@@ -54,7 +54,7 @@ def _aria(field: ApprovalField, field_id: str, *, required: bool) -> str:
     return text
 
 
-def _checks(field: ApprovalField) -> str:
+def _checks(field: FieldView) -> str:
     """The constraint attributes the browser enforces (the server checks them again)."""
     text = "".join(
         f" {name}" if value == "" else f' {name}="{escape(value)}"'
@@ -65,7 +65,7 @@ def _checks(field: ApprovalField) -> str:
     return text
 
 
-def _limits(field: ApprovalField, field_id: str) -> str:
+def _limits(field: FieldView, field_id: str) -> str:
     words = field.constraints.words
     if not words:
         return ""
@@ -73,7 +73,7 @@ def _limits(field: ApprovalField, field_id: str) -> str:
     return f'<p class="limits" id="{field_id}-limits">{"; ".join(parts)}</p>'
 
 
-def _control(field: ApprovalField, field_id: str, name: str) -> str:
+def _control(field: FieldView, field_id: str, name: str) -> str:
     aria = _aria(field, field_id, required=True) + _checks(field)
     if field.kind == "select":
         options = "".join(
@@ -119,7 +119,7 @@ def value_view(value: Any) -> SafeString:
 
 
 @register.simple_tag
-def approval_field(field: ApprovalField, card_id: str) -> SafeString:
+def approval_field(field: FieldView, card_id: str) -> SafeString:
     """One field of a card's approval form: label, marks, control, help and errors."""
     field_id = escape(f"{card_id}-{field.html_id}")
     name = escape(field.name)
@@ -149,7 +149,7 @@ def approval_field(field: ApprovalField, card_id: str) -> SafeString:
 
 
 @register.simple_tag
-def approval_decision(field: ApprovalField, card_id: str) -> SafeString:
+def approval_decision(field: FieldView, card_id: str) -> SafeString:
     """A decision's two buttons, which set it and submit the form; its help and errors."""
     field_id = escape(f"{card_id}-{field.html_id}")
     name = escape(field.name)

@@ -9,7 +9,7 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from editor.services import managing
+from editor.services.documents import managing
 from editor.services.errors import InvalidRequest, SlugTaken
 from editor.views.graphs import editor_url, go_to
 from editor.views.htmx import HtmxHttpRequest

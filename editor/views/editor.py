@@ -25,8 +25,11 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.edits import NEW_NODE_DEFAULTS
-from editor.services import agents, editing, installation, managing, messages, node_form
-from editor.services.editing import CheckedDraft, Edit, ParsedDraft, Refused, Stale
+from editor.presentation import messages, node_form
+from editor.presentation.typed import whole_number
+from editor.services import agents, installation
+from editor.services.documents import editing, managing
+from editor.services.documents.editing import CheckedDraft, Edit, ParsedDraft, Refused, Stale
 from editor.views.htmx import HtmxHttpRequest
 
 PAGE = "editor/page.html"
@@ -38,7 +41,7 @@ def open_draft(request: HttpRequest, slug: str) -> ParsedDraft:
 
 
 def revision_of(request: HttpRequest) -> int | None:
-    return node_form.whole_number(request.POST.get("revision", ""), minimum=1)
+    return whole_number(request.POST.get("revision", "").strip(), minimum=1)
 
 
 def selected_of(request: HttpRequest) -> str | None:

@@ -1,6 +1,6 @@
 """The edits the editor page posts: the node form, nodes and edges, the JSON tab, held fields,
 **Freeze** and **Discard changes**. Each reads the draft once (:func:`guarded`), makes one
-edit through :mod:`editor.services.editing` with a one-line summary for the history, and
+edit through :mod:`editor.services.documents.editing` with a one-line summary for the history, and
 answers with the page's live pieces (:func:`editor.views.editor.answer`).
 
 The node form is saved field by field: the fields that can be read are saved, and a field that
@@ -25,8 +25,11 @@ from editor.graph.edits import (
     free_id,
     update_node,
 )
-from editor.services import agents, documents, editing, node_form
-from editor.services.editing import CheckedDraft, ParsedDraft, Refused, Stale
+from editor.presentation import node_form
+from editor.presentation.typed import whole_number
+from editor.services import agents, documents
+from editor.services.documents import editing
+from editor.services.documents.editing import CheckedDraft, ParsedDraft, Refused, Stale
 from editor.services.errors import InvalidGraph, InvalidRequest, StaleDraft
 from editor.views.editor import (
     PAGE,
@@ -274,7 +277,7 @@ def new_edge(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
 def remove_edge(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """**Delete edge** (by its place in the edge list; undoable)."""
     raw = request.POST.get("edge", "")
-    index = node_form.whole_number(raw, maximum=10**9)
+    index = whole_number(raw.strip(), maximum=10**9)
     index = -1 if index is None else index
     level = level_of(request)
     current = draft.level_value(level)

@@ -8,8 +8,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from editor.services import documents, editing, node_form
-from editor.services.editing import ParsedDraft
+from editor.presentation.typed import whole_number
+from editor.services import documents
+from editor.services.documents import editing
+from editor.services.documents.editing import ParsedDraft
 from editor.services.errors import InvalidRequest
 from editor.services.paging import MAX_LIMIT
 from editor.views.editor import answer, guarded, open_draft, revision_of, selected_of
@@ -45,7 +47,7 @@ def redo(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
 @guarded
 def restore(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     """Restore one revision of the **History** (as a new revision)."""
-    number = node_form.whole_number(request.POST.get("number", ""), minimum=1)
+    number = whole_number(request.POST.get("number", "").strip(), minimum=1)
     if number is None:
         return answer(
             request, editing.check_draft(draft), None, history_error="Choose a revision to restore."

@@ -17,7 +17,6 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.jsonio import pretty_json
-from editor.services import forks
 from editor.services.errors import (
     ForkHazard,
     InvalidForkNode,
@@ -27,6 +26,7 @@ from editor.services.errors import (
     WrongState,
 )
 from editor.services.numbers import InvalidNumber, strict_int
+from editor.services.runs import forks
 from editor.views.graphs import go_to
 from editor.views.htmx import HtmxHttpRequest
 from editor.views.runs import run_url

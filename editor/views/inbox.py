@@ -19,9 +19,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from editor.services import inbox, inbox_cards, inbox_log
+from editor.services import inbox
 from editor.services.errors import InvalidRequest
-from editor.services.inbox_filters import NO_FILTER, InboxFilter, read_filter
+from editor.services.inbox import cards as inbox_cards
+from editor.services.inbox import log as inbox_log
+from editor.services.inbox.filters import NO_FILTER, InboxFilter, read_filter
 from editor.services.paging import Page
 from editor.views.graphs import is_fragment_request
 from editor.views.htmx import HtmxHttpRequest

@@ -20,11 +20,12 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from editor.services import run_nodes, run_timeline
 from editor.services.access import can_operate
 from editor.services.errors import InvalidRequest
 from editor.services.numbers import InvalidNumber, strict_int
-from editor.services.run_rows import run_row
+from editor.services.runs import nodes as run_nodes
+from editor.services.runs import timeline as run_timeline
+from editor.services.runs.rows import run_row
 from editor.streams.logs import log_response
 from editor.views.graphs import is_fragment_request
 from editor.views.htmx import HtmxHttpRequest

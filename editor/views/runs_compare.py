@@ -8,8 +8,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from editor.graph.jsonio import pretty_json
-from editor.services import run_compare
 from editor.services.errors import NotComparable
+from editor.services.runs import compare as run_compare
 
 __all__ = ["compare_page"]
 

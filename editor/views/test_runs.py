@@ -13,8 +13,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from editor.graph.jsonio import read_json
-from editor.services import runs, samples, test_panel, test_runs
+from editor.presentation.typed import read_typed_json
+from editor.services import runs
+from editor.services.documents import samples
 from editor.services.errors import (
     DraftInvalid,
     InvalidRequest,
@@ -22,6 +23,7 @@ from editor.services.errors import (
     ServiceError,
     UnknownDocument,
 )
+from editor.services.runs import test_panel, test_runs
 from editor.views.htmx import HtmxHttpRequest
 
 __all__ = ["decide", "panel", "pin", "run_list", "save_samples", "start", "unpin"]
@@ -40,10 +42,10 @@ def _render(request: HtmxHttpRequest, slug: str, **extra: Any) -> HttpResponse:
 
 
 def _json(text: str, what: str) -> Any:
-    try:
-        return read_json(text.strip() or "null")
-    except ValueError as error:
-        raise InvalidRequest(f"{what} is not JSON: {error}") from None
+    value, problem = read_typed_json(text.strip() or "null")
+    if problem is not None:
+        raise InvalidRequest(f"{what} is not JSON: {problem.error}")
+    return value
 
 
 @require_safe

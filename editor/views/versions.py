@@ -15,9 +15,11 @@ from editor.forms import StartRunForm
 from editor.graph import Graph, MalformedDocument, parse_document, short_hash, wire_value
 from editor.graph.jsonio import pretty_json
 from editor.graph.model import Edge
-from editor.services import canvas, documents, graphs, run_pages
+from editor.services import documents
 from editor.services.access import can_operate
+from editor.services.documents import canvas, graphs
 from editor.services.errors import InvalidGraph, UnknownDocument, UnknownGraph
+from editor.services.runs import pages as run_pages
 from editor.views.graphs import editor_url, is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
 

@@ -155,7 +155,7 @@ class Orm(Backend):
     def start(self, graph: Graph, value: Any) -> str:
         from editor.engine import start_event
         from editor.models import FrozenGraph, Run
-        from editor.services.graphs import save_graph
+        from editor.services.documents.graphs import save_graph
 
         digest = save_graph(graph).graph
         run = Run.objects.create(graph=FrozenGraph.objects.get(hash=digest), input=value)

@@ -10,8 +10,9 @@ the p50/p95 server-side time of:
   check, validation, canvas, and the out-of-band fragments of ``editor/page.html#live``),
   with the keys of the canvas and lists the page shows, as ``static/js/editor.js`` posts
   them; the answer must hold the new canvas (drawn by Graphviz) and the new error list;
-* the pipeline alone: :func:`editor.services.editing.open_draft`, then
-  :func:`editor.services.editing.apply_edit` and its canvas (read + save + validate + draw).
+* the pipeline alone: :func:`editor.services.documents.editing.open_draft`, then
+  :func:`editor.services.documents.editing.apply_edit` and its canvas (read + save + validate
+  + draw).
 
 Every edit changes the DOT source, so every canvas is a cache miss, as when someone types.
 Then, for the 100-node draft, the canvas render (:func:`editor.rendering.render_svg`, a cache
@@ -96,10 +97,11 @@ def run(directory: Path) -> None:
     from editor.graph.dot import dot_source
     from editor.graph.edits import update_node
     from editor.graph.model import graph_size
+    from editor.presentation.node_form import read_node_form
     from editor.rendering import render_svg
-    from editor.services import documents, editing
-    from editor.services.editing import CheckedDraft
-    from editor.services.node_form import read_node_form
+    from editor.services import documents
+    from editor.services.documents import editing
+    from editor.services.documents.editing import CheckedDraft
 
     user = User.objects.create_user("bench", password="bench-password-not-secret")
     user.groups.add(Group.objects.get(name="authors"))

@@ -178,7 +178,7 @@ def main() -> None:
         from django.db import connection
         from django.test import Client
 
-        from editor.services import graphs
+        from editor.services.documents import graphs
 
         author = User.objects.create_user("ada", password="benchmark-password-1")
         author.groups.add(Group.objects.get(name="authors"))
@@ -201,7 +201,7 @@ def main() -> None:
             f"at its gate, and the same run completed ({len(finished):,} events); built in "
             f"{built:.1f} s"
         )
-        from editor.services import run_pages
+        from editor.services.runs import pages as run_pages
 
         client.get("/runs/")  # the process's first page: templates, URL patterns
         for label, run_id in (("parked", resting), ("completed", done)):

@@ -32,7 +32,8 @@ def template_runs(people: dict[str, User], states: dict[str, int]) -> dict[str, 
     from editor.engine.ports import Envelope
     from editor.engine.status import run_status
     from editor.models import RunEvent
-    from editor.services import documents, run_failures, runs
+    from editor.services import documents, runs
+    from editor.services.runs import failures as run_failures
     from editor.store import OrmRunStore
     from editor.tasks import drive_run
 

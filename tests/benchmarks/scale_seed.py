@@ -209,7 +209,7 @@ def _documents(scale: Scale, people: dict[str, User], rng: random.Random) -> lis
     """The documents, drafts, frozen graphs and versions; the lineages that have versions."""
     from editor.graph.edits import format_draft
     from editor.models import Document, Draft, FrozenGraph, Version
-    from editor.services.drafts import verdict_of
+    from editor.services.documents.drafts import verdict_of
 
     author = people["author"]
     now = timezone.now()

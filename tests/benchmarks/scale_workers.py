@@ -194,7 +194,7 @@ def measure(env: dict[str, str], data: Path, runs_per_round: int, counts: list[i
     from django.core.management import call_command
     from django.db import connection
 
-    from editor.services import graphs
+    from editor.services.documents import graphs
 
     call_command("migrate", verbosity=0, interactive=False)
     operator = User.objects.create_user("operator", password="benchmark-password-1")

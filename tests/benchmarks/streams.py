@@ -155,7 +155,7 @@ def token_and_graph() -> tuple[str, str]:
     from django.contrib.auth.models import Group, User
 
     from editor.graph import validate_document
-    from editor.services.graphs import check_graph, save_graph
+    from editor.services.documents.graphs import check_graph, save_graph
     from editor.services.tokens import create_token
 
     user = User.objects.create_user(f"bench-{uuid.uuid4().hex[:6]}")

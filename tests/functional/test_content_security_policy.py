@@ -16,7 +16,8 @@ from playwright.sync_api import BrowserContext, Page, expect
 from editor.graph import wire_value
 from editor.graph.edits import format_draft
 from editor.graph.templates import approval_gate
-from editor.services import agents, documents, graphs, runs
+from editor.services import agents, documents, runs
+from editor.services.documents import graphs
 from editor.tasks import drive_run
 from tests.functional.browser import make_user, sign_in, wait_for_htmx
 

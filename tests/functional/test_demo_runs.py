@@ -1,11 +1,12 @@
 """The demo content runs end to end from the browser, on the built-in providers and tools.
 
-``manage.py load_demo`` makes one frozen document per template (:mod:`editor.services.demo`).
-For each, an operator opens its version from the graphs list, fills **Start run** with the
-input the template expects, and watches the run page while a real worker (django-tasks-db's
-loop, in a thread: :func:`tests.functional.browser.running_worker`) drives the run: the approval
-gate's run waits at its gate until an approver answers through ``POST /v1/runs/{id}/resume``
-(an HTTP call with an API token), then publishes the draft; the critic panels complete at once.
+``manage.py load_demo`` makes one frozen document per template
+(:mod:`editor.services.documents.demo`). For each, an operator opens its version from the
+graphs list, fills **Start run** with the input the template expects, and watches the run page
+while a real worker (django-tasks-db's loop, in a thread:
+:func:`tests.functional.browser.running_worker`) drives the run: the approval gate's run
+waits at its gate until an approver answers through ``POST /v1/runs/{id}/resume`` (an HTTP call
+with an API token), then publishes the draft; the critic panels complete at once.
 
 The worker runs only while the browser's requests are the run page's read-only polls: one
 connection is shared by everything here (the ``shared_database`` fixture), and must never carry
@@ -26,7 +27,7 @@ from playwright.sync_api import Locator, Page, Playwright, expect
 
 from editor.models import Run, Version
 from editor.services import tokens
-from editor.services.demo import DEMO_AGENTS, DEMO_DOCUMENTS, PERSONAS, ROUNDS
+from editor.services.documents.demo import DEMO_AGENTS, DEMO_DOCUMENTS, PERSONAS, ROUNDS
 from tests.functional.browser import make_user, running_worker, wait_for_htmx
 
 #: What the scripted demo writer writes, whatever it is asked.

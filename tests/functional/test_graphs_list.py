@@ -9,7 +9,8 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
-from editor.services import agents, documents, graphs
+from editor.services import agents, documents
+from editor.services.documents import graphs
 from tests.functional.browser import htmx_settles
 
 

@@ -17,7 +17,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import BrowserContext, Page, expect
 
 from editor.models import Run
-from editor.services import graphs, runs
+from editor.services import runs
+from editor.services.documents import graphs
 from editor.tasks import drive_run
 from tests.functional.browser import make_user, sign_in, wait_for_htmx
 

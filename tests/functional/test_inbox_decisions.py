@@ -19,8 +19,9 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from editor.graph.templates import APPROVAL_SCHEMA
 from editor.models import Run, RunEvent, Version
-from editor.services import graphs, runs
-from editor.services.demo import DEMO_AGENTS
+from editor.services import runs
+from editor.services.documents import graphs
+from editor.services.documents.demo import DEMO_AGENTS
 from editor.tasks import drive_run
 from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import make_user, sign_in, wait_for_htmx

@@ -11,7 +11,9 @@ import pytest
 from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import BrowserContext, Page, expect
 
-from editor.services import graphs, resolutions, runs
+from editor.services import runs
+from editor.services.documents import graphs
+from editor.services.runs import resolutions
 from editor.tasks import drive_run
 from tests.functional.browser import make_user, sign_in, wait_for_htmx
 

@@ -24,7 +24,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import Page, expect
 
 from editor.models import Run
-from editor.services import graphs, runs
+from editor.services import runs
+from editor.services.documents import graphs
 from editor.tasks import drive_run
 from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import htmx_settles, running_worker, wait_for_htmx

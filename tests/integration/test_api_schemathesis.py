@@ -39,8 +39,9 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
 from editor.models import Document, DocumentAlias
-from editor.services import agents, documents, graphs, runs
-from editor.services.demo import DEMO_AGENTS
+from editor.services import agents, documents, runs
+from editor.services.documents import graphs
+from editor.services.documents.demo import DEMO_AGENTS
 from editor.services.tokens import create_token
 from editor.tasks import drive_run
 from tests.integration.runs.starting import GATED

@@ -11,7 +11,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from editor.services import log_reads, run_nodes, run_timeline, runs
+from editor.services import runs
+from editor.services.runs import log_reads
+from editor.services.runs import nodes as run_nodes
+from editor.services.runs import timeline as run_timeline
 from tests.integration.api.running import GATED, record
 from tests.integration.test_run_page_parts import started, stored
 

@@ -14,7 +14,7 @@ from django.core.cache import caches
 from editor import pieces, rendering
 from editor.graph import parse_document, templates, wire_value
 from editor.graph.edits import format_draft, update_node
-from editor.services.canvas import CanvasSource, DrawnCanvas, editor_source, render_editor
+from editor.services.documents.canvas import CanvasSource, DrawnCanvas, editor_source, render_editor
 
 HASH = "sha256:" + "a" * 64
 LONG = "A much longer name than any step had before"

@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from editor.graph import canonical_graph, parse_document
 from editor.models import Document, Draft
-from editor.services.graphs import save_graph
+from editor.services.documents.graphs import save_graph
 from tests.integration.commands import manage, run_command
 
 pytestmark = pytest.mark.django_db
@@ -171,7 +171,8 @@ def test_import_and_export_work_as_commands_on_a_real_database(tmp_path: Path) -
     freeze = manage_here(
         "shell",
         "-c",
-        "from editor.graph import parse_document; from editor.services.graphs import save_graph; "
+        "from editor.graph import parse_document; "
+        "from editor.services.documents.graphs import save_graph; "
         "from editor.models import Draft; "
         "print(save_graph(parse_document(Draft.objects.get().text)).graph)",
     )

@@ -11,7 +11,8 @@ from django_tasks_db.models import DBTaskResult
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
 from editor.models import Run
-from editor.services import documents, runs, test_runs
+from editor.services import documents, runs
+from editor.services.runs import test_runs
 from editor.tasks import drive_run, notify_approvers
 from tests.integration.api.callers import bearer_caller, make_user
 from tests.integration.api.running import store

@@ -15,7 +15,7 @@ from django.db import connection
 
 from editor.models import Run
 from editor.services import documents, runs
-from editor.services.forks import fork_children
+from editor.services.runs.forks import fork_children
 from tests.integration.api.running import ECHO_CHAIN
 
 pytestmark = pytest.mark.django_db

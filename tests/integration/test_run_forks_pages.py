@@ -12,7 +12,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from editor.models import Run
-from editor.services import graphs, runs
+from editor.services import runs
+from editor.services.documents import graphs
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import drive
 from tests.integration.runs.fork_tools import FLAKY, WRITING, calls

@@ -21,7 +21,7 @@ from django.db import connection
 from editor.models import Run
 from editor.services import documents, runs
 from editor.services.paging import encode_cursor
-from editor.services.run_filters import read_run_filter
+from editor.services.runs.filters import read_run_filter
 from tests.integration.api.running import ECHO_CHAIN
 from tests.integration.test_database import engine_in_use
 

@@ -15,7 +15,8 @@ from django.db import connection
 from django.test import AsyncClient, Client
 from django.test.utils import CaptureQueriesContext
 
-from editor.services import graphs, runs
+from editor.services import runs
+from editor.services.documents import graphs
 from editor.streams.hub import shut_down
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import GATED, drive, record

@@ -14,7 +14,7 @@ from django.test import Client
 
 from editor.models import Run
 from editor.services import documents, runs
-from editor.services.run_filters import read_run_filter
+from editor.services.runs.filters import read_run_filter
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import ECHO_CHAIN, drive
 from tests.integration.html import assert_no_inline_script

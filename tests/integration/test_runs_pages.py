@@ -12,7 +12,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from editor.models import Run, RunEvent
-from editor.services import documents, graphs, run_lists, runs
+from editor.services import documents, runs
+from editor.services.documents import graphs
+from editor.services.runs import lists as run_lists
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import ECHO_CHAIN, GATED, UNKNOWN_TOOLS, drive, record
 from tests.integration.html import assert_no_inline_script

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from editor.services.approval_forms import (
+from editor.presentation.approval_forms import (
     FALLBACK,
     MAX_FIELDS,
     approval_form,

@@ -9,7 +9,7 @@ from typing import Any
 from editor.graph import parse_document
 from editor.graph.dot import RUN_STATES, RunMarks, dot_source
 from editor.graph.templates import rounds
-from editor.services.run_pages import suggested_input
+from editor.services.runs.pages import suggested_input
 
 
 def graph(*nodes: dict[str, Any], edges: list[dict[str, Any]] | None = None) -> Any:

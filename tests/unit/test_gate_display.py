@@ -3,8 +3,8 @@ readable text or a tree (``docs/inbox.md``)."""
 
 from __future__ import annotations
 
-from editor.services.rich_text import MAX_LINK_OPENERS, MAX_MARKDOWN, markdown_html
-from editor.services.value_view import MAX_ENTRIES, value_html
+from editor.presentation.rich_text import MAX_LINK_OPENERS, MAX_MARKDOWN, markdown_html
+from editor.presentation.value_view import MAX_ENTRIES, value_html
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from editor.graph.model import PAYLOAD_FIELDS
-from editor.services.node_form import (
+from editor.presentation.node_form import (
     AgentChoice,
     field_key_of_error,
     form_fields,

@@ -25,7 +25,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from editor.graph import MalformedDocument, graph_hash, parse_document, validate, validate_document
 from editor.graph.jsonio import pretty_json
-from editor.services import documents, graphs
+from editor.services import documents
+from editor.services.documents import graphs
 from editor.services.errors import ServiceError, UnknownGraph
 
 EXIT_INVALID = 1

@@ -1,9 +1,9 @@
 """``manage.py load_demo [--user USER]``: the demo content, once.
 
 Creates the demo agent definitions and one frozen document per template
-(:mod:`editor.services.demo`) as ``USER`` (default ``admin``, the first user). Documents that
-already exist are left alone, so running it again changes nothing; ``make run`` runs it on
-every start. Exits 1 when the user does not exist or may not author.
+(:mod:`editor.services.documents.demo`) as ``USER`` (default ``admin``, the first user).
+Documents that already exist are left alone, so running it again changes nothing; ``make run``
+runs it on every start. Exits 1 when the user does not exist or may not author.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from editor.services.demo import load_demo
+from editor.services.documents.demo import load_demo
 from editor.services.errors import NotAllowed
 from editor.services.tokens import find_user
 

@@ -15,8 +15,8 @@ never change).
 one ``COUNT`` on the same index, whatever the number of items. A run waiting at several gates
 at once (a map of gates) counts once; its cards all appear in the inbox.
 
-**The decision log** (the resolution events, newest first) is :mod:`editor.services.inbox_log`;
-the filters both share are :mod:`editor.services.inbox_filters`.
+**The decision log** (the resolution events, newest first) is :mod:`editor.services.inbox.log`;
+the filters both share are :mod:`editor.services.inbox.filters`.
 
 Resolving goes through :func:`editor.services.runs.resume`, the one place that records a
 resolution (exactly once, checked against the recorded schema).

@@ -14,9 +14,9 @@ from editor.engine.states import PARKED
 from editor.engine.status import scope_key
 from editor.models import Run, RunEvent, Version
 from editor.services.errors import InvalidCursor, UnknownRun
+from editor.services.inbox.filters import NO_FILTER, InboxFilter
 from editor.services.inbox.items import InboxItem
 from editor.services.inbox.names import node_names
-from editor.services.inbox_filters import NO_FILTER, InboxFilter
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
 __all__ = [

@@ -309,7 +309,7 @@ def broken_service(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def fail(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("a bug, with a secret in its message")
 
-    monkeypatch.setattr("editor.services.graphs.list_graphs", fail)
+    monkeypatch.setattr("editor.services.documents.graphs.list_graphs", fail)
     yield
 
 

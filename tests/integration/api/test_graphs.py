@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 
 from editor.graph import parse_document, validate_document, wire_value
 from editor.models import FrozenGraph, ImmutableRecord
-from editor.services import graphs
+from editor.services.documents import graphs
 from tests.integration.api.callers import DANGLING, GRAPH, Caller, error_of, graph_with
 
 pytestmark = pytest.mark.django_db

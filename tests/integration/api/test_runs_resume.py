@@ -11,8 +11,9 @@ from django.core.management import call_command
 
 from editor.engine.errors import RunLost
 from editor.models import Run
-from editor.services import resolutions, runs
+from editor.services import runs
 from editor.services.errors import NotSuspended, RunBusy
+from editor.services.runs import resolutions
 from tests.integration.api.callers import Caller, bearer_caller, error_of, make_user
 from tests.integration.api.running import (
     ECHO_CHAIN,

@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from editor.graph import parse_document
-from editor.services.graphs import save_graph
+from editor.services.documents.graphs import save_graph
 from tests.integration.api.callers import Caller, bearer_caller, error_of
 from tests.integration.api.running import GATED, drive, event_count, resume, run_of, start
 from tests.outside_world import SECRET, CountingServer, counting_server, secret_file

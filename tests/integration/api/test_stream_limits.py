@@ -12,8 +12,8 @@ from django.test import Client, override_settings
 
 from editor.asgi import opens_stream
 from editor.models import RunEvent
-from editor.services.live import Credentials, run_slice
-from editor.services.log_reads import PayloadBytes
+from editor.services.runs.live import Credentials, run_slice
+from editor.services.runs.log_reads import PayloadBytes
 from editor.services.tokens import create_token, revoke_token
 from editor.streams.limits import open_streams
 from editor.views.health import answer_health_check

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from editor.engine import run_status, start_event
 from editor.models import Run, RunEvent
-from editor.services.graphs import check_graph, save_graph
+from editor.services.documents.graphs import check_graph, save_graph
 from editor.store import OrmRunStore
 
 #: first (echo) → second (echo): completes on the built-in tools.

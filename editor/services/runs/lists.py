@@ -1,16 +1,16 @@
 """The **Runs** page's list (spec 06, *Runs*): a page of runs, newest first, kept by the list's
-filters (:mod:`editor.services.run_filters`), each with its document's title and who started
+filters (:mod:`editor.services.runs.filters`), each with its document's title and who started
 it, read in the one query of :func:`editor.services.runs.run_rows`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from editor.services.agent_runs import agent_names
 from editor.services.paging import DEFAULT_LIMIT
-from editor.services.run_filters import NO_RUN_FILTER, RunFilter
-from editor.services.run_rows import RunInfo, info
 from editor.services.runs import run_rows
+from editor.services.runs.agent_runs import agent_names
+from editor.services.runs.filters import NO_RUN_FILTER, RunFilter
+from editor.services.runs.rows import RunInfo, info
 
 __all__ = ["RunRow", "RunRows", "list_run_rows"]
 

@@ -16,14 +16,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from editor.graph import JsonError, read_json
-from editor.services import approval_forms, inbox, inbox_log, links, resolutions
+from editor.presentation import approval_forms
+from editor.presentation.approval_forms import ApprovalForm
+from editor.presentation.typed import decimal_number, read_typed_json
+from editor.services import inbox, links
 from editor.services.access import can_resolve, can_resolve_any
-from editor.services.approval_forms import ApprovalForm
 from editor.services.errors import InvalidRequest, InvalidResume, NotAllowed, NotSuspended
 from editor.services.inbox import InboxItem
-from editor.services.inbox_log import Decision
+from editor.services.inbox import log as inbox_log
+from editor.services.inbox.log import Decision
 from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
-from editor.services.storable import nul_path
+from editor.services.runs import resolutions
 
 __all__ = ["Card", "card", "cards", "resolve_card"]
 
@@ -128,9 +131,11 @@ def _budget_input(post: Mapping[str, str], base: Card, item: InboxItem) -> tuple
     text = str(post.get("limit", "")).strip()
     unit = _DECIMAL_BUDGETS.get(str((item.budget or {}).get("kind")))
     if unit is not None:
-        if _DECIMAL.fullmatch(text) and float(text) > 0:
-            number = float(text)
-            return {"limit": int(number) if number.is_integer() else number}, None
+        # The one decimal reader, on the budget's own shape: no sign, no exponent, and no more
+        # digits than a limit needs.
+        number = decimal_number(text, integer=True) if _DECIMAL.fullmatch(text) else None
+        if number is not None and number > 0:
+            return {"limit": number}, None
         message = f"Enter a number of {unit} above 0, like 1.5."
         return None, replace(base, limit_text=text, errors={"limit": [message]})
     try:
@@ -144,15 +149,9 @@ def _reconciliation_input(post: Mapping[str, str], base: Card) -> tuple[Any, Car
     if post.get("action") == RETRY:
         return {"retry": True}, None
     text = str(post.get("output", ""))
-    try:
-        output = read_json(text)
-    except JsonError as error:
-        return None, replace(
-            base, output_text=text, errors={"output": [f"This is not valid JSON: {error}."]}
-        )
-    if nul_path(output) is not None:
-        message = "This cannot contain the NUL character (U+0000)."
-        return None, replace(base, output_text=text, errors={"output": [message]})
+    output, problem = read_typed_json(text, storable=True)
+    if problem is not None:
+        return None, replace(base, output_text=text, errors={"output": [problem.sentence()]})
     return {"output": output}, None
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -36,9 +36,9 @@ from django.db.models.lookups import Exact
 
 from editor.engine.states import RunState
 from editor.models import Document, Run
+from editor.services.documents.graphs import is_graph_hash
 from editor.services.errors import InvalidRequest
-from editor.services.graphs import is_graph_hash
-from editor.services.inbox_filters import read_day
+from editor.services.filters import read_days, start_of
 from editor.services.storable import nul_path
 
 __all__ = ["MAX_LABELS", "NO_RUN_FILTER", "STATES", "RunFilter", "read_run_filter"]
@@ -117,17 +117,13 @@ class RunFilter:
         for key, value in self.labels:
             runs = runs.filter(_label(key, value))
         if self.since is not None:
-            runs = runs.filter(created_at__gte=_start_of(self.since))
+            runs = runs.filter(created_at__gte=start_of(self.since))
         if self.until is not None:
-            runs = runs.filter(created_at__lt=_start_of(self.until + timedelta(days=1)))
+            runs = runs.filter(created_at__lt=start_of(self.until + timedelta(days=1)))
         return runs
 
 
 NO_RUN_FILTER = RunFilter()
-
-
-def _start_of(day: date) -> datetime:
-    return datetime.combine(day, datetime.min.time(), UTC)
 
 
 def _label(key: str, value: str | None) -> Any:
@@ -182,11 +178,7 @@ def read_run_filter(params: Any, *, state_name: str = "state") -> RunFilter:
     kind = _text(params, "kind")
     if kind is not None and kind != "signal":
         raise InvalidRequest("`kind` must be `signal` (runs waiting on a system)", "kind")
-    day_from, day_to = _text(params, "from"), _text(params, "to")
-    since = read_day("from", day_from) if day_from else None
-    until = read_day("to", day_to) if day_to else None
-    if since and until and since > until:
-        raise InvalidRequest("`from` is after `to`", "from")
+    since, until = read_days(_text(params, "from"), _text(params, "to"))
     test = _text(params, "test")
     if test not in (None, "true", "false"):
         raise InvalidRequest("`test` must be `true` or `false`", "test")

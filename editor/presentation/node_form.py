@@ -6,42 +6,39 @@ graph model's field table (:data:`editor.graph.model.PAYLOAD_FIELDS`), so the fo
 from the document format. This module adds only what a person needs on top: a label, a line of
 help, and the control to use. Every control is named by its *key*, which is also the name it is
 posted under and the key its errors are filed under (``case-0-name`` everywhere: the control,
-its ``f-``/``fe-`` ids in the page, the error map and the field held back from a save).
+its ``f-``/``fe-`` ids in the page, the error map and the field held back from a save). Each
+control is a :class:`~editor.presentation.fields.FieldView` and a post is read back into a
+:class:`~editor.presentation.fields.FormRead`, the types a gate's card shares.
 
 Reading a post never raises: the fields that could be read are returned as payload updates, the
 ones that could not (text that is not JSON, a count that is not a whole number, …) as problems,
 each with the text the person typed, so the editor can save the rest and hold those back
-(:mod:`editor.services.editing`).
+(:mod:`editor.services.documents.editing`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from editor.graph import JsonError, read_json
 from editor.graph.durations import format_duration, parse_duration
 from editor.graph.jsonio import pretty_json
-from editor.graph.model import ON_BOUND_WORDS, PAYLOAD_FIELDS, FieldSpec
-from editor.services.numbers import InvalidNumber, strict_int
+from editor.graph.model import ON_BOUND_WORDS, PAYLOAD_FIELDS, U32_MAX, FieldSpec
+from editor.presentation.fields import FieldView, FormRead
+from editor.presentation.typed import JsonProblem, read_typed_json, whole_number
 
 __all__ = [
     "CASE_PARTS",
     "ON_BOUND_CHOICES",
     "AgentChoice",
     "FormField",
-    "FormRead",
     "field_key_of_error",
     "form_fields",
     "node_form",
     "read_node_form",
-    "whole_number",
 ]
 
-#: The largest value of a ``u32`` field (spec 01).
-U32_MAX = 4294967295
 #: The controls of one branch case, posted as ``case-<i>-<part>``.
 CASE_PARTS = ("name", "kind", "value")
 
@@ -130,32 +127,8 @@ def form_fields(kind: str) -> list[FormField]:
     return fields
 
 
-@dataclass
-class FormRead:
-    """A node form read back: the payload updates that could be read (``None`` unsets a
-    field), and, by key, the fields that could not, with why and the text as typed."""
-
-    fields: dict[str, Any] = field(default_factory=dict)
-    problems: dict[str, str] = field(default_factory=dict)
-    typed: dict[str, str] = field(default_factory=dict)
-
-    def refuse(self, key: str, message: str, typed: str) -> None:
-        self.problems[key] = message
-        self.typed[key] = typed
-
-
 #: The most cases a branch's form posts (the form says how many it holds in ``case_count``).
 _MAX_CASES = 10_000
-
-
-def whole_number(text: str, *, minimum: int = 0, maximum: int = U32_MAX) -> int | None:
-    """``text`` (spaces around it ignored) as a whole number of ASCII digits from ``minimum``
-    to ``maximum``, else ``None``: :func:`editor.services.numbers.strict_int`, for fields that
-    show their own message."""
-    try:
-        return strict_int(text.strip(), "number", minimum=minimum, maximum=maximum)
-    except InvalidNumber:
-        return None
 
 
 def read_node_form(
@@ -164,7 +137,8 @@ def read_node_form(
     *,
     agent_by_name: Callable[[str], str | None] | None = None,
 ) -> FormRead:
-    """Read a posted node form of ``kind`` (without ``id``, which the editor renames by).
+    """Read a posted node form of ``kind`` (without ``id``, which the editor renames by): the
+    payload updates that could be read, and the fields that could not, never an exception.
 
     ``agent_by_name`` turns a stored agent definition's name into its hash, so the agent field
     takes a name as well as a hash.
@@ -183,9 +157,9 @@ def read_node_form(
                 value = None
             read.fields[name] = value
         elif spec.type == "u32":
-            number = whole_number(raw)
+            number = whole_number(raw.strip(), maximum=U32_MAX)
             if number is None:
-                read.refuse(name, "needs a whole number from 0 to 4294967295", raw)
+                read.refuse(name, f"needs a whole number from 0 to {U32_MAX}", raw)
             else:
                 read.fields[name] = number
         elif spec.type == "u64":
@@ -208,7 +182,7 @@ def read_node_form(
             _read_json(read, name, raw, required=spec.required, string_map=spec.type != "json")
         elif spec.type == "cases":
             raw_count = str(data.get("case_count", "0"))
-            count = whole_number(raw_count, maximum=_MAX_CASES)
+            count = whole_number(raw_count.strip(), maximum=_MAX_CASES)
             if count is None:
                 message = f"the form's case_count must be a whole number from 0 to {_MAX_CASES}"
                 read.refuse(name, message, raw_count)
@@ -239,10 +213,9 @@ def _read_json(read: FormRead, name: str, raw: str, *, required: bool, string_ma
         else:
             read.fields[name] = None
         return
-    try:
-        value = read_json(raw)
-    except JsonError as error:
-        read.refuse(name, _json_problem(error), raw)
+    value, problem = read_typed_json(raw)
+    if problem is not None:
+        read.refuse(name, _json_problem(problem), raw)
         return
     if string_map:
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
@@ -252,17 +225,14 @@ def _read_json(read: FormRead, name: str, raw: str, *, required: bool, string_ma
     read.fields[name] = value
 
 
-_JSON_AT = re.compile(r"invalid JSON: (?P<what>.+) at line (?P<line>\d+) column (?P<column>\d+)")
-
-
-def _json_problem(error: JsonError) -> str:
+def _json_problem(problem: JsonProblem) -> str:
     """Why typed text is not JSON, said for a person: where, and what was expected."""
-    found = _JSON_AT.search(str(error))
+    found = problem.position
     if found is None:
-        return f"is not valid JSON: {error}"
+        return f"is not valid JSON: {problem.error}"
     return (
-        f"is not valid JSON: at line {found['line']}, column {found['column']}, "
-        f"{found['what'][0].lower()}{found['what'][1:]} (check for a missing quote, comma or "
+        f"is not valid JSON: at line {found.line}, column {found.column}, "
+        f"{found.what[0].lower()}{found.what[1:]} (check for a missing quote, comma or "
         "closing bracket)"
     )
 
@@ -293,10 +263,9 @@ def _read_body(read: FormRead, data: Mapping[str, str]) -> None:
         read.fields["body"] = {"kind": "node", "value": str(data.get("body_node", ""))}
         return
     raw = str(data.get("body_subgraph", ""))
-    try:
-        graph = read_json(raw)
-    except JsonError as error:
-        read.refuse("body", _json_problem(error), raw)
+    graph, problem = read_typed_json(raw)
+    if problem is not None:
+        read.refuse("body", _json_problem(problem), raw)
         return
     if not isinstance(graph, dict):
         read.refuse("body", "needs a graph document: a JSON object", raw)
@@ -399,39 +368,44 @@ def node_form(
     tool_labels: Callable[[], Mapping[str, tuple[str, str]]] | None = None,
 ) -> dict[str, Any]:
     """What the node form of ``node`` (a wire node) shows: each field's control, value and
-    errors (``errors`` by key); ``typed`` holds text the person typed that was not saved, shown
-    in place of the stored value. ``tool_labels`` gives, per tool name, what the picker shows
-    beside it (its effect, and its MCP server) and its description."""
+    errors as a :class:`FieldView` (``errors`` by key); ``typed`` holds text the person typed
+    that was not saved, shown in place of the stored value. ``tool_labels`` gives, per tool
+    name, what the picker shows beside it (its effect, and its MCP server) and its
+    description."""
     payload = node["payload"]
     errors = errors or {}
     typed = typed or {}
-    fields = []
+    fields: list[FieldView] = []
     for form_field in form_fields(node["kind"]):
         key = form_field.key
         value = typed[key] if key in typed else _shown(payload, form_field)
-        entry: dict[str, Any] = {
-            "key": key,
-            "label": form_field.label,
-            "help": form_field.help,
-            "widget": form_field.widget,
-            "required": form_field.required,
-            "value": value,
-            "errors": errors.get(key, []),
-        }
+        entry: dict[str, Any] = {}
         if form_field.widget == "tool":
             names = tools() if tools is not None else []
-            entry["options"] = names
             labels = tool_labels() if tool_labels is not None else {}
+            entry["options"] = names
             entry["choices"] = [(name, *labels.get(name, ("", ""))) for name in names]
             entry["unknown"] = bool(value) and value not in names
         elif form_field.widget == "agent":
-            entry.update(_agent_entry(value, agents() if agents is not None else []))
+            entry = _agent_entry(value, agents() if agents is not None else [])
+            value = entry.pop("value")
         elif form_field.widget == "on_bound":
             entry["options"] = ON_BOUND_CHOICES
         elif form_field.widget == "duration":
             stored = payload.get(key)
             entry["seconds"] = stored if type(stored) is int else None
-        fields.append(entry)
+        fields.append(
+            FieldView(
+                key=key,
+                kind=form_field.widget,
+                label=form_field.label,
+                required=form_field.required,
+                help=form_field.help,
+                initial=value,
+                errors=tuple(errors.get(key, ())),
+                **entry,
+            )
+        )
     cases = []
     for index, case in enumerate(payload.get("cases", ())):
         when = case.get("when") or {}

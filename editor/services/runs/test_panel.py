@@ -10,11 +10,11 @@ from typing import Any
 from editor.graph.jsonio import pretty_json
 from editor.models import RunEvent
 from editor.services.access import can_author
-from editor.services.document_rows import document_row
+from editor.services.documents.rows import document_row
+from editor.services.documents.samples import Sample, list_samples
 from editor.services.errors import DraftInvalid
-from editor.services.run_rows import TERMINAL_STATES, RunInfo
-from editor.services.samples import Sample, list_samples
-from editor.services.test_runs import (
+from editor.services.runs.rows import TERMINAL_STATES, RunInfo
+from editor.services.runs.test_runs import (
     Pin,
     draft_graph,
     list_pins,

@@ -11,48 +11,50 @@ are spec 06's (and the reference inbox's, upstream facts §7):
   uses its first non-null type; a property with no type at all is a JSON text area too;
 * the first required boolean is the *decision*: two buttons instead of a checkbox; the order
   of the fields, the decision's labels, the schema's own ``comment`` and the constraints the
-  browser checks are :mod:`editor.services.approval_rules`';
+  browser checks are :mod:`editor.presentation.approval_rules`';
 * blank optional fields are left out of the input; an unchecked required checkbox is ``false``,
   an unchecked optional one is left out; a decision posted without either button is refused;
 * any other schema is one JSON text area, and so is a schema of more than
   :data:`MAX_FIELDS` properties (a card of thousands of fields is megabytes of page, and a
   browser could not post it: Django refuses more than 1,000 fields).
 
-Reading only converts (a number field must hold a number, a JSON field JSON): the full schema
-is checked by :func:`editor.services.runs.resume` with jsonschema, and :func:`field_errors`
-puts its violations (``$.approved``, or ``$`` naming a missing required property) back beside
-their fields. Plain Python: no Django here, so the rules are tested in microseconds.
+Each field is a :class:`~editor.presentation.fields.FieldView` and a post is read back into a
+:class:`~editor.presentation.fields.FormRead`, the types the editor's node form shares. Reading
+only converts (a number field must hold a number, a JSON field JSON, through the readers of
+:mod:`editor.presentation.typed`): the full schema is checked by
+:func:`editor.services.runs.resume` with jsonschema, and :func:`field_errors` puts its
+violations (``$.approved``, or ``$`` naming a missing required property) back beside their
+fields. Plain Python: no Django here, so the rules are tested in microseconds.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from editor.graph import JsonError, read_json
-from editor.graph.jsonio import I64_MIN, U64_MAX, pretty_json
-from editor.services.approval_rules import (
-    NO_CONSTRAINTS,
-    Constraints,
+from editor.graph.jsonio import NUL, pretty_json
+from editor.presentation.approval_rules import (
     comment_key,
     constraints_of,
     decision_labels,
     ordered_keys,
 )
-from editor.services.numbers import InvalidNumber, strict_int
-from editor.services.storable import NUL, nul_path
+from editor.presentation.fields import FieldView, FormRead
+from editor.presentation.typed import (
+    NUL_MESSAGE,
+    decimal_number,
+    read_typed_json,
+    whole_number,
+)
 
 __all__ = [
     "COMMENT",
     "FALLBACK",
     "MAX_FIELDS",
-    "ApprovalField",
     "ApprovalForm",
-    "FormProblem",
     "approval_form",
     "field_errors",
     "field_name",
@@ -69,10 +71,6 @@ LONG_TEXT = 200
 #: The most properties shown as fields; a schema with more gets the JSON text area.
 MAX_FIELDS = 200
 
-#: What a number field may hold: decimal ASCII, as a browser's number input sends it.
-_NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-_NUL_MESSAGE = "This cannot contain the NUL character (U+0000)."
-
 _REQUIRED = re.compile(r"^'(?P<key>(?:[^'\\]|\\.)*)' is a required property$")
 
 
@@ -81,48 +79,11 @@ def field_name(key: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class ApprovalField:
-    """One generated field. ``initial`` is the text shown (``checked`` for a checkbox)."""
-
-    key: str
-    kind: str  # decision | checkbox | select | number | textarea | text | json
-    label: str
-    required: bool
-    help: str = ""
-    initial: str = ""
-    checked: bool = False
-    #: Where the initial value came from: ``"run"`` (the value at the gate), ``"proposed"``
-    #: (the schema's default), or ``""``.
-    source: str = ""
-    #: For a select: ``(option value, label)``; the option value is the index in ``enum``.
-    choices: tuple[tuple[str, str], ...] = ()
-    selected: str = ""
-    #: For a number: ``"1"`` for an integer, ``"any"`` otherwise.
-    step: str = "any"
-    errors: tuple[str, ...] = ()
-    #: What the browser checks beside the server (``approval_rules.constraints_of``).
-    constraints: Constraints = NO_CONSTRAINTS
-    #: A decision's two buttons: the label that sets ``true``, and the one that sets ``false``.
-    yes_label: str = ""
-    no_label: str = ""
-    #: The first field with an error after a refused submit: it takes the focus.
-    focus: bool = False
-
-    @property
-    def name(self) -> str:
-        return field_name(self.key)
-
-    @property
-    def html_id(self) -> str:
-        return "f-" + re.sub(r"[^A-Za-z0-9_-]", "_", self.key)
-
-
-@dataclass(frozen=True, slots=True)
 class ApprovalForm:
     """The fields (``None``: the schema falls back to :attr:`json_text`), the comment, and
     errors that belong to no field."""
 
-    fields: tuple[ApprovalField, ...] | None
+    fields: tuple[FieldView, ...] | None
     json_text: str = ""
     json_source: str = ""
     json_errors: tuple[str, ...] = ()
@@ -136,12 +97,12 @@ class ApprovalForm:
         return self.fields is None
 
     @property
-    def decision(self) -> ApprovalField | None:
+    def decision(self) -> FieldView | None:
         """The field the form's two buttons set, if it has one."""
         return next((item for item in self.fields or () if item.kind == "decision"), None)
 
     @property
-    def shown_fields(self) -> tuple[ApprovalField, ...]:
+    def shown_fields(self) -> tuple[FieldView, ...]:
         """The fields shown as controls (the decision is the form's buttons)."""
         return tuple(item for item in self.fields or () if item.kind != "decision")
 
@@ -153,17 +114,6 @@ class ApprovalForm:
             and not self.json_errors
             and not any(item.errors for item in self.fields or ())
         )
-
-
-@dataclass(frozen=True, slots=True)
-class FormProblem:
-    """What could not even be read from the post (not a number, not JSON)."""
-
-    errors: dict[str, list[str]] = field(default_factory=dict)
-    general: list[str] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.errors or self.general)
 
 
 def _properties(schema: Any) -> dict[str, Any] | None:
@@ -242,17 +192,18 @@ def _layout(schema: Any) -> list[tuple[str, Any, bool, str]] | None:
 
 def _field(
     key: str, schema: Any, required: bool, kind: str, value: Any, has_value: bool
-) -> ApprovalField:
+) -> FieldView:
     spec = schema if isinstance(schema, dict) else {}
     title = spec.get("title")
     description = spec.get("description")
     integer = _type_of(spec) == "integer"
     label = title if isinstance(title, str) and title.strip() else key
-    made = ApprovalField(
+    made = FieldView(
         key=key,
         kind=kind,
         label=label,
         required=required,
+        posted_as=field_name(key),
         help=description if isinstance(description, str) else "",
         step="1" if integer else "any",
         constraints=constraints_of(kind, spec, required=required, integer=integer),
@@ -301,56 +252,38 @@ def approval_form(schema: Any, value: Any) -> ApprovalForm:
     return ApprovalForm(fields, comment_key=comment_key(schema["properties"]))
 
 
-def _number(text: str, integer: bool) -> int | float | None:
-    # Decimal ASCII only: int() and float() also read "١٢", "1_000", "nan" and "inf".
-    if _NUMBER.fullmatch(text) is None:
-        return None
-    try:
-        return strict_int(text, "number", minimum=I64_MIN, maximum=U64_MAX)
-    except InvalidNumber:
-        pass
-    number = float(text)
-    if not math.isfinite(number):
-        return None
-    if integer and number.is_integer():
-        return int(number)
-    return number
-
-
-def _json_value(text: str, key: str, problem: FormProblem) -> Any:
+def _json_value(text: str, key: str, read: FormRead) -> Any:
     """JSON typed by a person, read strictly (no NaN, no repeated keys, nothing unstorable)."""
-    try:
-        value = read_json(text)
-    except JsonError as error:
-        problem.errors[key] = [f"This is not valid JSON: {error}."]
-        return None
-    if nul_path(value) is not None:
-        problem.errors[key] = [_NUL_MESSAGE]
-        return None
+    value, problem = read_typed_json(text, storable=True)
+    if problem is not None:
+        read.refuse(key, problem.sentence(), text)
     return value
 
 
-def read_approval(schema: Any, post: Mapping[str, str]) -> tuple[Any, FormProblem]:
+def read_approval(schema: Any, post: Mapping[str, str]) -> tuple[Any, FormRead]:
     """The resume input a posted card form means, and what could not be read from it.
 
-    ``post`` maps the posted names to their text."""
-    problem = FormProblem()
+    ``post`` maps the posted names to their text. For a form of fields the input is the
+    read's ``fields`` (what could be read, even beside a refused field); the JSON fallback's
+    input is its whole value, or ``None`` when it was refused."""
+    read = FormRead()
     layout = _layout(schema)
     if layout is None:
         text = str(post.get(FALLBACK, "")).strip()
         if not text:
-            problem.errors[FALLBACK] = ["Enter the approval as JSON."]
-            return None, problem
-        value = _json_value(text, FALLBACK, problem)
-        return (None if problem else value), problem
-    result: dict[str, Any] = {}
+            read.refuse(FALLBACK, "Enter the approval as JSON.", text)
+            return None, read
+        value = _json_value(text, FALLBACK, read)
+        return (None if read else value), read
+    result = read.fields
     for key, sub, required, kind in layout:
         name = field_name(key)
         if kind == "decision":
-            answer = {"true": True, "false": False}.get(str(post.get(name, "")))
+            posted = str(post.get(name, ""))
+            answer = {"true": True, "false": False}.get(posted)
             if answer is None:
                 yes, no = decision_labels(sub.get("title") if isinstance(sub, dict) else None)
-                problem.errors[key] = [f"Choose {yes} or {no}."]
+                read.refuse(key, f"Choose {yes} or {no}.", posted)
             else:
                 result[key] = answer
             continue
@@ -369,25 +302,26 @@ def read_approval(schema: Any, post: Mapping[str, str]) -> tuple[Any, FormProble
             continue
         if kind == "select":
             enum = sub["enum"]
-            try:
-                result[key] = enum[strict_int(text, key, maximum=len(enum) - 1)]
-            except InvalidNumber:
-                problem.errors[key] = ["Choose one of the options."]
+            index = whole_number(text, maximum=len(enum) - 1)
+            if index is None:
+                read.refuse(key, "Choose one of the options.", text)
+            else:
+                result[key] = enum[index]
         elif kind == "number":
-            number = _number(text, _type_of(sub) == "integer")
+            number = decimal_number(text, integer=_type_of(sub) == "integer")
             if number is None:
-                problem.errors[key] = ["Enter a number."]
-                continue
-            result[key] = number
+                read.refuse(key, "Enter a number.", text)
+            else:
+                result[key] = number
         elif kind == "json":
-            value = _json_value(text, key, problem)
-            if key not in problem.errors:
+            value = _json_value(text, key, read)
+            if key not in read.errors:
                 result[key] = value
         elif NUL in text:
-            problem.errors[key] = [_NUL_MESSAGE]
+            read.refuse(key, NUL_MESSAGE, text)
         else:
             result[key] = text
-    return result, problem
+    return result, read
 
 
 def field_errors(

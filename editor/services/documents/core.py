@@ -20,19 +20,9 @@ from django.utils import timezone
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, graph_hash, parse_document
 from editor.models import Document, DocumentAlias, Draft, Version
-from editor.services import history, quotas
-from editor.services.document_rows import (
-    MAX_TITLE_LENGTH,
-    SLUG,
-    author_of,
-    check_slug,
-    check_text,
-    check_title,
-    derive_slug,
-    document_row,
-    require_author,
-)
-from editor.services.drafts import (
+from editor.services import quotas
+from editor.services.documents import history
+from editor.services.documents.drafts import (
     KEEP,
     SavedDraft,
     held_error,
@@ -45,6 +35,24 @@ from editor.services.drafts import (
     undo,
     verdict_of,
 )
+from editor.services.documents.graphs import (
+    check_graph,
+    is_graph_hash,
+    load_graph,
+    save_graph,
+    validate_graph_document,
+)
+from editor.services.documents.rows import (
+    MAX_TITLE_LENGTH,
+    SLUG,
+    author_of,
+    check_slug,
+    check_text,
+    check_title,
+    derive_slug,
+    document_row,
+    require_author,
+)
 from editor.services.errors import (
     InvalidCursor,
     InvalidGraph,
@@ -54,13 +62,6 @@ from editor.services.errors import (
     StaleDraft,
     UnknownDocument,
     UnknownGraph,
-)
-from editor.services.graphs import (
-    check_graph,
-    is_graph_hash,
-    load_graph,
-    save_graph,
-    validate_graph_document,
 )
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_by_number, page_of
 from editor.services.storable import NUL

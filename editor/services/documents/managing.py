@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from editor.models import Document, DocumentAlias, Draft, DraftRevision
 from editor.services import documents, quotas
-from editor.services.document_rows import (
+from editor.services.documents.rows import (
     MAX_TITLE_LENGTH,
     author_of,
     check_slug,

@@ -25,9 +25,10 @@ from editor.engine import resolve_names
 from editor.graph import Graph, MalformedDocument, parse_document, wire_value
 from editor.graph.edits import EditRefused, format_draft, level_value
 from editor.recent import Recent
-from editor.services import documents, history
+from editor.services import documents
 from editor.services.access import can_author
-from editor.services.canvas import (
+from editor.services.documents import history
+from editor.services.documents.canvas import (
     CanvasSource,
     DrawnCanvas,
     canvas_source,
@@ -35,8 +36,8 @@ from editor.services.canvas import (
     render,
     render_editor,
 )
+from editor.services.documents.graphs import load_graph, validate_graph_document
 from editor.services.errors import StaleDraft
-from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
 
 __all__ = [

@@ -23,24 +23,23 @@ parameter (``400`` in the API, a notice on the page).
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from editor.models import Document, Version
 from editor.services.errors import InvalidRequest
+from editor.services.filters import read_days, start_of
 from editor.services.storable import nul_path
 
-__all__ = ["NO_FILTER", "InboxFilter", "document_graphs", "read_day", "read_filter"]
+__all__ = ["NO_FILTER", "InboxFilter", "document_graphs", "read_filter"]
 
 #: The query parameters, in the order links repeat them.
 PARAMETERS = ("graph", "document", "node", "person", "from", "to", "q", "run")
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _MAX_LENGTH = {"graph": 80, "document": 64, "node": 200, "person": 150, "q": 200, "run": 36}
 
 
@@ -88,7 +87,7 @@ class InboxFilter:
         """The start of the day after ``to``, in UTC."""
         if self.until is None:
             return None
-        return datetime.combine(self.until + timedelta(days=1), datetime.min.time(), UTC)
+        return start_of(self.until + timedelta(days=1))
 
     def on_run(self, prefix: str = "") -> Q:
         """The parts a run answers itself (one run, its graph, its document), as a condition
@@ -145,16 +144,6 @@ class InboxFilter:
 NO_FILTER = InboxFilter()
 
 
-def read_day(name: str, text: str) -> date:
-    """The day ``text`` (``YYYY-MM-DD``, ASCII digits) of the parameter ``name``."""
-    if not _DAY.fullmatch(text):
-        raise InvalidRequest(f"`{name}` must be a day written YYYY-MM-DD, not {text!r}", name)
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise InvalidRequest(f"`{name}` is not a day of the calendar: {text!r}", name) from None
-
-
 def read_filter(params: Mapping[str, Any]) -> InboxFilter:
     """The filter in query parameters (a ``QueryDict`` or a dict); blank ones are ignored.
     Raises :class:`InvalidRequest` naming the parameter."""
@@ -167,10 +156,7 @@ def read_filter(params: Mapping[str, Any]) -> InboxFilter:
         if len(text) > _MAX_LENGTH.get(name, 10):
             raise InvalidRequest(f"`{name}` is too long", name)
         values[name] = text
-    since = read_day("from", values["from"]) if "from" in values else None
-    until = read_day("to", values["to"]) if "to" in values else None
-    if since and until and since > until:
-        raise InvalidRequest("`from` is after `to`", "from")
+    since, until = read_days(values.get("from"), values.get("to"))
     run = None
     if "run" in values:
         try:

@@ -11,10 +11,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from editor.presentation import typed
+
 __all__ = ["for_people", "json_position"]
 
 _EXPRESSION = re.compile(r"\Afound (?P<what>.+) at character (?P<at>\d+)\Z", re.S)
-_JSON_AT = re.compile(r"invalid JSON: (?P<what>.+) at line (?P<line>\d+) column (?P<column>\d+)")
 _WHERE = re.compile(r" at (?P<path>(?:nodes|edges|schema_version)[\w\[\].]*)\Z")
 
 
@@ -52,11 +53,11 @@ def _agent_hash(error: Mapping[str, Any]) -> str:
 
 def _malformed(error: Mapping[str, Any]) -> str:
     message = str(error.get("message", ""))
-    found = _JSON_AT.search(message)
+    found = typed.json_position(message)
     if found:
         return (
-            f"The JSON has a typo at line {found['line']}, column {found['column']} "
-            f"({found['what'].lower()}). The canvas keeps the last draft that could be read; "
+            f"The JSON has a typo at line {found.line}, column {found.column} "
+            f"({found.what.lower()}). The canvas keeps the last draft that could be read; "
             "fix the text to go on."
         )
     where = _WHERE.search(message)
@@ -230,5 +231,5 @@ def for_people(error: Mapping[str, Any]) -> str:
 
 def json_position(message: str | None) -> tuple[int, int] | None:
     """The line and column a JSON syntax error names, if it names one."""
-    found = _JSON_AT.search(message or "")
-    return (int(found["line"]), int(found["column"])) if found else None
+    found = typed.json_position(message)
+    return (found.line, found.column) if found else None

@@ -8,7 +8,7 @@ payload over :data:`WHOLE_PAYLOAD_BYTES` is not read for it, only the start of i
 database cuts it), so a page costs a bounded read whatever its events weigh.
 :func:`event_payload` gives one payload, whole up to :data:`SHOWN_PAYLOAD_BYTES` and cut
 beyond, with :func:`payload_download` for the whole of it. The log itself is
-:mod:`editor.services.log_reads`'s.
+:mod:`editor.services.runs.log_reads`'s.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from editor.engine.history import event_time
 from editor.engine.ports import Envelope
 from editor.graph.jsonio import pretty_json
 from editor.models import RunEvent
-from editor.services.log_reads import PayloadBytes, payload_text
-from editor.services.run_rows import run_row
+from editor.services.runs.log_reads import PayloadBytes, payload_text
+from editor.services.runs.rows import run_row
 from editor.store import envelope_of
 
 __all__ = [

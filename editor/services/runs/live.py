@@ -22,9 +22,8 @@ from django.utils.crypto import constant_time_compare
 
 from editor.engine import PARKED, TERMINAL, RunState
 from editor.models import ApiToken, Run, RunEvent
-from editor.services import inbox
 from editor.services.errors import UnknownRun
-from editor.services.log_reads import LOG_SLICE_BYTES, fitting
+from editor.services.runs.log_reads import LOG_SLICE_BYTES, fitting
 from editor.store import envelope_of
 
 __all__ = [
@@ -34,7 +33,6 @@ __all__ = [
     "Credentials",
     "RunSlice",
     "event_counts",
-    "parked_count",
     "run_slice",
     "run_state",
 ]
@@ -85,7 +83,7 @@ def run_slice(
 ) -> RunSlice:
     """The run's envelopes ``start``, ``start + 1``, … (at most ``limit``, and no more than
     ``max_bytes`` of payload past the first, measured by the database before any payload is
-    read: :func:`~editor.services.log_reads.fitting`), read after the run's row: every event
+    read: :func:`~editor.services.runs.log_reads.fitting`), read after the run's row: every event
     the row counts has committed with it, so a slice never ends before the state it reports.
     Raises :class:`UnknownRun`."""
     key = _run_key(run_id)
@@ -127,11 +125,6 @@ def event_counts(run_ids: Iterable[str]) -> dict[str, int]:
             continue
     rows = Run.objects.filter(pk__in=keys).values_list("id", "event_count")
     return {str(key): count for key, count in rows}
-
-
-def parked_count() -> int:
-    """The navigation bar's count of runs waiting for a person."""
-    return inbox.pending_count()
 
 
 @dataclass(frozen=True, slots=True)

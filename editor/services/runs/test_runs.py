@@ -33,15 +33,14 @@ from editor.graph import (
     BranchNode,
     FoldNode,
     Graph,
-    MalformedDocument,
     MapNode,
     ToolNode,
-    parse_document,
 )
 from editor.graph.model import SubgraphBody
 from editor.models import Document, LastSample, PinnedOutput, Run, RunEvent, SampleInput
-from editor.services.document_rows import document_row, require_author
-from editor.services.drafts import held_error
+from editor.services.documents.drafts import held_error, parsed_draft
+from editor.services.documents.graphs import check_graph, save_graph, validate_graph_document
+from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import (
     DraftInvalid,
     InvalidGraph,
@@ -51,10 +50,9 @@ from editor.services.errors import (
     UnknownRun,
     WritesUnconfirmed,
 )
-from editor.services.graphs import check_graph, save_graph, validate_graph_document
 from editor.services.installation import installation
-from editor.services.run_rows import RunInfo, info
 from editor.services.runs import TestOf, start_run
+from editor.services.runs.rows import RunInfo, info
 from editor.services.storable import check_storable, nul_path
 
 __all__ = [
@@ -102,14 +100,6 @@ def draft_graph(document: Document) -> Graph:
         return check_graph(draft.text)
     except InvalidGraph as invalid:
         raise DraftInvalid(list(invalid.errors), draft.revision) from None
-
-
-def parsed_draft(document: Document) -> Graph | None:
-    """The draft parsed, valid or not; ``None`` when it does not parse."""
-    try:
-        return parse_document(document.draft.text)
-    except MalformedDocument:
-        return None
 
 
 # --- Starting ---------------------------------------------------------------------------------

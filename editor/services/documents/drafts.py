@@ -4,8 +4,8 @@ A draft may hold any text, even invalid JSON: it is work in progress. Every chan
 :func:`_write`: at the revision the writer read or not at all (a writer of an old revision gets
 :class:`StaleDraft` with the current one instead of overwriting it), with its verdict stored
 beside the text (validation errors plus the fields the editor could not take), and kept in the
-history as a revision (:mod:`editor.services.history`). Undo, redo and restore are changes too,
-so nothing a person does is lost.
+history as a revision (:mod:`editor.services.documents.history`). Undo, redo and restore are
+changes too, so nothing a person does is lost.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from django.utils import timezone
 
 from editor.graph import Graph, MalformedDocument, parse_document
 from editor.models import Document, Draft
-from editor.services import history
-from editor.services.document_rows import author_of, check_text, document_row, require_author
+from editor.services.documents import history
+from editor.services.documents.graphs import validate_graph_document, validate_parsed
+from editor.services.documents.rows import author_of, check_text, document_row, require_author
 from editor.services.errors import PreconditionRequired, StaleDraft
-from editor.services.graphs import validate_graph_document, validate_parsed
 from editor.services.paging import DEFAULT_LIMIT, Page, page_by_number
 from editor.services.storable import check_storable
 
@@ -34,6 +34,7 @@ __all__ = [
     "held_error",
     "keep_layout",
     "list_revisions",
+    "parsed_draft",
     "read_draft",
     "redo",
     "restore_revision",
@@ -87,6 +88,14 @@ def read_draft(slug: str) -> SavedDraft:
 
 #: Keep the held fields as they are (a save that is not about them).
 KEEP = None
+
+
+def parsed_draft(document: Document) -> Graph | None:
+    """The draft parsed, valid or not; ``None`` when it does not parse."""
+    try:
+        return parse_document(document.draft.text)
+    except MalformedDocument:
+        return None
 
 
 def save_draft(

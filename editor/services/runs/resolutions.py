@@ -40,7 +40,7 @@ from editor.services.errors import (
     StillSleeping,
     WrongState,
 )
-from editor.services.run_rows import public_status, record, run_row, store
+from editor.services.runs.rows import public_status, record, run_row, store
 from editor.services.storable import check_storable
 
 __all__ = [

@@ -15,10 +15,10 @@ import orjson
 
 from editor.models import AgentDefinition
 from editor.services.access import can_operate
+from editor.services.documents.graphs import check_graph, is_graph_hash, save_graph
 from editor.services.errors import NotAllowed, UnknownAgent
-from editor.services.graphs import check_graph, is_graph_hash, save_graph
-from editor.services.run_rows import RunInfo
 from editor.services.runs import start_run
+from editor.services.runs.rows import RunInfo
 
 __all__ = ["AGENT_NODE", "agent_graph_document", "agent_names", "start_agent_run"]
 

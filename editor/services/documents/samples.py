@@ -17,10 +17,10 @@ from editor.engine.schemas import first_violation
 from editor.graph import Graph
 from editor.graph.model import NodeBody
 from editor.models import LastSample, SampleInput
-from editor.services.document_rows import document_row, require_author
+from editor.services.documents.drafts import parsed_draft
+from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import InvalidRequest
 from editor.services.storable import check_storable, nul_path
-from editor.services.test_runs import parsed_draft
 
 __all__ = ["MAX_SAMPLES", "Sample", "SampleSet", "list_samples", "put_samples"]
 

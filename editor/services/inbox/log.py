@@ -1,6 +1,6 @@
 """The decision log (spec 05 *Inbox*, spec 06 *Approval inbox*): the resolution events
 (``Resumed``, ``BudgetRaised``, ``Reconciled``), newest first, kept by the inbox's filters
-(:mod:`editor.services.inbox_filters`), and the receipt of one card."""
+(:mod:`editor.services.inbox.filters`), and the receipt of one card."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from editor.engine.status import scope_key
 from editor.graph.jsonio import pretty_json
 from editor.models import RESOLUTION_KINDS, RunEvent
 from editor.services.inbox import graph_titles
-from editor.services.inbox_filters import NO_FILTER, InboxFilter
+from editor.services.inbox.filters import NO_FILTER, InboxFilter
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 
 __all__ = ["Decision", "decision", "decision_log", "receipt", "resolution_of"]

@@ -1,0 +1,89 @@
+"""Documents: a named lineage of one mutable draft and its frozen versions, and the editor's
+work on a draft.
+
+This ``__init__`` is the family's façade: ``documents.create_document(...)``,
+``documents.read_draft(...)`` and the other names of :mod:`.core` (with the draft's, which it
+re-exports) read as they always did. It imports :mod:`.core` alone, so every other module of the
+family may import the façade.
+
+The family by concern:
+
+* :mod:`.core`: creating, listing, freezing, comparing and importing documents;
+  :mod:`.rows`: finding and checking a document's row; :mod:`.managing`: rename, duplicate,
+  archive, delete;
+* :mod:`.drafts`: reading and saving a draft at the revision the writer read;
+  :mod:`.history`: its revisions, undo, redo and restore;
+* :mod:`.graphs`: frozen graphs, stored content-addressed, and validation;
+  :mod:`.canvas`: a graph drawn with its errors or its run's states marked;
+* :mod:`.editing`: the editor's edit → save → validate → draw pipeline;
+* :mod:`.samples`: a document's named sample inputs; :mod:`.demo`: the demo content.
+
+The family may import the shared modules only (``pyproject.toml``: the services' families in
+layers).
+"""
+
+from editor.services.documents.core import (
+    DRAFT,
+    KEEP,
+    MAX_TITLE_LENGTH,
+    DocumentInfo,
+    DraftRecord,
+    DraftSummary,
+    Frozen,
+    LatestVersion,
+    SavedDraft,
+    VersionInfo,
+    VersionOf,
+    create_document,
+    derive_slug,
+    diff,
+    freeze,
+    get_document,
+    held_error,
+    import_draft,
+    keep_layout,
+    list_documents,
+    list_revisions,
+    list_versions,
+    read_draft,
+    read_draft_record,
+    redo,
+    restore_revision,
+    save_draft,
+    undo,
+    verdict_of,
+    versions_of_graph,
+)
+
+__all__ = [
+    "DRAFT",
+    "KEEP",
+    "MAX_TITLE_LENGTH",
+    "DocumentInfo",
+    "DraftRecord",
+    "DraftSummary",
+    "Frozen",
+    "LatestVersion",
+    "SavedDraft",
+    "VersionInfo",
+    "VersionOf",
+    "create_document",
+    "derive_slug",
+    "diff",
+    "freeze",
+    "get_document",
+    "held_error",
+    "import_draft",
+    "keep_layout",
+    "list_documents",
+    "list_revisions",
+    "list_versions",
+    "read_draft",
+    "read_draft_record",
+    "redo",
+    "restore_revision",
+    "save_draft",
+    "undo",
+    "verdict_of",
+    "versions_of_graph",
+]
