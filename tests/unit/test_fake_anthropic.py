@@ -5,14 +5,12 @@ reference's scripted model does: the conversation whose name is in the system pr
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fake_anthropic import FakeAnthropic, load_script
-
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "examples"
+from tests.reference_examples import EXAMPLES, needs_examples
 
 
 def text_turn(text: str) -> dict[str, Any]:
@@ -74,6 +72,7 @@ def test_a_script_that_could_never_answer_is_refused_when_loaded(script: Any) ->
         load_script(script)
 
 
+@needs_examples()
 def test_every_example_script_of_the_reference_loads() -> None:
     scripts = sorted(EXAMPLES.glob("*/model-script.json"))
 

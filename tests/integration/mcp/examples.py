@@ -8,10 +8,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.integration.mcp.servers import EXAMPLES
+from tests.reference_examples import EXAMPLES, REFERENCE
 
-#: The examples name their servers relative to the reference's root.
-REFERENCE = EXAMPLES.parent
 AGENT_FILES = sorted(EXAMPLES.glob("*/agents/*.toml"))
 
 
