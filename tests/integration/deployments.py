@@ -74,11 +74,8 @@ class Deployment:
     def async_client(self) -> AsyncClient:
         return AsyncClient(self.server.url, self.token, max_stream_retries=20)
 
-    def kill_workers(self, before: Callable[[], None] | None = None) -> None:
-        """``kill -9`` every worker (``before`` runs just ahead of the signals), then start a
-        fresh one."""
-        if before is not None:
-            before()
+    def kill_workers(self) -> None:
+        """``kill -9`` every worker, then start a fresh one."""
         for worker in self.workers:
             worker.send_signal(signal.SIGKILL)
         for worker in self.workers:
@@ -92,13 +89,20 @@ class Deployment:
 
 
 @contextlib.contextmanager
-def deployed(prefix: str, environment: Mapping[str, str] | None = None) -> Iterator[Deployment]:
+def deployed(
+    prefix: str,
+    environment: Mapping[str, str] | None = None,
+    prepare: Callable[[Path], Mapping[str, str]] | None = None,
+) -> Iterator[Deployment]:
     """Migrate a fresh database, create the user and token, start gunicorn and one worker with
-    ``environment`` added to the suite's own; stop them all and drop the database at the end."""
+    ``environment`` added to the suite's own, and what ``prepare`` returns given the
+    deployment's folder (files the processes will read: a catalogue); stop them all and drop the
+    database at the end."""
     folder = Path(tempfile.mkdtemp(prefix=prefix))
     databases = module_database(folder)
     try:
         url = next(databases)
+        prepared = prepare(folder) if prepare is not None else {}
         variables = {
             **{
                 k: v
@@ -115,6 +119,7 @@ def deployed(prefix: str, environment: Mapping[str, str] | None = None) -> Itera
             "GATEHOUSE_RUN_LEASE_SECONDS": "2",
             "GATEHOUSE_SWEEP_SECONDS": "1",
             **(environment or {}),
+            **prepared,
         }
         migrated = manage("migrate", "--no-input", env=variables)
         assert migrated.returncode == 0, migrated.stderr
