@@ -60,13 +60,20 @@ def module_database(folder: Path) -> Iterator[str]:
 class Deployment:
     """The server, its workers and an API token of a user with every role."""
 
-    def __init__(self, processes: Processes, server: Server, token: str, folder: Path) -> None:
+    def __init__(
+        self,
+        processes: Processes,
+        server: Server,
+        token: str,
+        folder: Path,
+        workers: list[subprocess.Popen[bytes]],
+    ) -> None:
         self.processes = processes
         self.server = server
         self.token = token
         self.folder = folder
         self.environment = processes.environment
-        self.workers = [processes.worker()]
+        self.workers = workers
 
     def client(self) -> Client:
         return Client(self.server.url, self.token, max_stream_retries=20)
@@ -121,9 +128,10 @@ def deployed(
             **(environment or {}),
             **prepared,
         }
-        migrated = manage("migrate", "--no-input", env=variables)
-        assert migrated.returncode == 0, migrated.stderr
+        # One process migrates and makes the user: each Django start-up costs a second or two.
         code = (
+            "from django.core.management import call_command\n"
+            "call_command('migrate', interactive=False, verbosity=0)\n"
             "from django.contrib.auth import get_user_model\n"
             "from django.contrib.auth.models import Group\n"
             "from editor.services.tokens import create_token\n"
@@ -135,7 +143,9 @@ def deployed(
         assert created.returncode == 0, created.stderr
         token = created.stdout.split("TOKEN ")[-1].strip()
         with Processes(variables, folder) as processes:
-            yield Deployment(processes, processes.server(workers=1), token, folder)
+            worker = processes.worker()  # starts while gunicorn does
+            server = processes.server(workers=1)
+            yield Deployment(processes, server, token, folder, [worker])
     finally:
         databases.close()
         shutil.rmtree(folder, ignore_errors=True)
