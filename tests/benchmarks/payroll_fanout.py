@@ -135,8 +135,8 @@ def measure(folder: Path, url: str, runs: int, employees: int, counts: list[int]
     from django.core.management import call_command
     from django.db import connection
 
-    from editor.services import graphs
     from editor.services import runs as run_service
+    from editor.services.documents import graphs
 
     call_command("migrate", verbosity=0, interactive=False)
     operator = User.objects.create_user("operator", password="benchmark-password-1")

@@ -15,7 +15,7 @@ from django.db import transaction
 
 from editor.models import Run, RunEvent
 from editor.services import installation
-from editor.services.resolutions import resume
+from editor.services.runs.resolutions import resume
 from editor.tasks import enqueue_run
 from tests.integration.mcp.servers import EXAMPLES, PAYROLL, payroll_catalogue
 from tests.integration.runs.starting import start
