@@ -33,7 +33,8 @@ help:
 	@echo "make lint    import contracts, ruff check, ruff format --check, mypy"
 	@echo "make bench   the graph core, /v1/graphs/validate, live validation, the engine, the inbox, schemas, map pool, streams, the run page, the editor in Chromium"
 	@echo "make bench-scale  every page and list at 10,000 documents and 100,000 runs (SQLite, private PostgreSQL), then workers' scale-out"
-	@echo "make bench-workers  runs/s with 1, 2 and 4 db_worker processes on a private PostgreSQL"
+	@echo "make bench-workers  runs/s with 1, 2 and 4 db_worker processes on a private PostgreSQL, then"
+	@echo "             the payroll example's map over 200 employees on 1 and 4 workers"
 	@echo "make load    load test: gunicorn, PostgreSQL and 2 run workers under authors, API clients, approvers"
 	@echo "             (LOAD_ARGS=\"--duration 600 --streams 200 --attack\": with open streams and an attacker)"
 	@echo "make faults  fault tests: kill -9 a worker, restart PostgreSQL, fill the body cap (private PostgreSQL)"
@@ -157,12 +158,17 @@ bench: setup-dev
 # SCALE_ARGS passes options (sqlite or postgresql alone, --fraction 0.01 for a quick trial).
 # Then the workers' scale-out: 2,000 runs with 1, 2 and 4 db_worker processes on PostgreSQL
 # (make bench-workers alone; WORKERS_ARGS: --runs, --workers).
+# make bench-workers also runs the payroll example's fan-out (its map over 200 employees, each
+# payment a call to the example's MCP server) on 1 and 4 workers, checking no payment twice
+# (PAYROLL_ARGS: --runs, --employees, --workers). It is here rather than in make bench because
+# it is the same kind of measure: db_worker processes scaling out on a private PostgreSQL.
 bench-scale: setup
 	$(PY) tests/benchmarks/scale.py $(SCALE_ARGS)
 	$(PY) tests/benchmarks/scale_workers.py $(WORKERS_ARGS)
 
 bench-workers: setup
 	$(PY) tests/benchmarks/scale_workers.py $(WORKERS_ARGS)
+	$(PY) tests/benchmarks/payroll_fanout.py $(PAYROLL_ARGS)
 
 # A private PostgreSQL server (or DATABASE_URL's), gunicorn and 2 run workers on loopback, under
 # a mix of traffic for 60 s; LOAD_ARGS passes options (--duration, --authors, --clients, …).

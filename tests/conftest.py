@@ -50,3 +50,17 @@ def ensured_admin(db: None, admin_password_file: Path) -> tuple[str, str]:
     """The first user, created as on a first start: its username and password."""
     call_command("ensure_admin", stdout=io.StringIO())
     return "admin", admin_password_file.read_text(encoding="utf-8").strip()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "reference_examples_missing(message): the reference's examples are absent while "
+        "GATEHOUSE_TEST_EXPECT_EXAMPLES=1 says they must be here (tests/reference_examples.py)",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    missing = item.get_closest_marker("reference_examples_missing")
+    if missing is not None:
+        pytest.fail(missing.args[0], pytrace=False)

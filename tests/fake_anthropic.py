@@ -21,7 +21,8 @@ cover (``demo_script``). A malformed script raises :class:`ValueError` when it i
 
 **Faults**, for retry and timeout tests, are queued ahead of the script and used one request
 each: :meth:`fail` (a status, with ``retry-after`` if asked) and :meth:`stall` (no answer until
-:meth:`release`, or a bound). Nothing here ever leaves the machine.
+:meth:`release`, or a bound). :meth:`play` swaps the script of a running fake (one fake for
+several examples). Nothing here ever leaves the machine.
 """
 
 from __future__ import annotations
@@ -268,10 +269,21 @@ class FakeAnthropic:
     def stall(self, times: int = 1) -> None:
         """The next ``times`` requests get no answer until :meth:`release` (or a bound)."""
         with self._lock:
+            if self._release.is_set():
+                self._release = threading.Event()
             self._faults.extend(_Fault(stall=True) for _ in range(times))
 
     def release(self) -> None:
+        """Answer every stalled request now (a later :meth:`stall` stalls again)."""
         self._release.set()
+
+    def play(self, script: Any) -> None:
+        """Play ``script`` (the parsed JSON of a ``model-script.json``) from now on, in place of
+        the one given at the start: one running fake for several examples, whose conversations
+        may share a name (the ``small-claims`` of two examples)."""
+        loaded = load_script(script)
+        with self._lock:
+            self.script = loaded
 
     # --- running -------------------------------------------------------------------------
 

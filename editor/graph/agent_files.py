@@ -24,12 +24,18 @@ reference field           Gatehouse definition
 ``record_prompts``        ``record_prompts``
 ========================  ===========================================================
 
-Two of Gatehouse's own fields are read beside them, since the reference has no way to name
-this server's tools: ``tools`` (names from the registry, ``GET /v1/tools``) and ``options``
-(the scripted model's ``replies``). Every other field the reference knows is refused with
-``unsupported_field``, naming it and why: tools come from MCP servers and WebAssembly
-components there (``mcp_servers``, ``wasm_tools``, and the ``idempotency_keys`` declared in
-them: every tool call here carries a key derived from its run, node and position), and prompts
+Two of Gatehouse's own fields are read beside them: ``tools`` (names from the registry,
+``GET /v1/tools``) and ``options`` (the scripted model's ``replies``).
+
+``[[mcp_servers]]`` is not read here: :func:`editor.graph.reference_agents.read_mcp_servers`
+reads each entry (``command``/``args`` or ``url``, ``effect_overrides``, ``idempotency_keys``;
+never an ``env`` or ``cwd`` of its own), and the services match it against the operator's
+catalogue (``GATEHOUSE_MCP_SERVERS``: an entry naming no catalogue server is refused with
+``unknown_mcp_server``), its servers' tools becoming the definition's. :func:`parse_reference_agent`
+leaves the field to that path and maps the rest.
+
+The other fields the reference knows are refused with ``unsupported_field``, naming each and
+why: WebAssembly components (``wasm_tools``: name tools from the registry instead), and prompts
 and schemas from files beside the agent file (``*_path``). Which variables ``[llm]`` may name is
 the installation's (``GATEHOUSE_LLM_ENV_ALLOW``), checked where the settings are.
 
@@ -91,9 +97,6 @@ _WHY_UNSUPPORTED = {
     "give the prompt inline as `system_prompt`",
     "output_schema_path": "a file beside the agent file means nothing to this server: "
     "give the schema inline as `[output_schema]`",
-    "mcp_servers": "this server runs no MCP servers (nor their `idempotency_keys`: every tool "
-    "call here carries a key derived from its run, node and position); name tools from "
-    "this installation's registry in `tools` (GET /v1/tools)",
     "wasm_tools": "this server runs no WebAssembly tools (nor their `idempotency_key`); "
     "name tools from this installation's registry in `tools` (GET /v1/tools)",
 }
@@ -223,7 +226,9 @@ def _budget(raw: Any, errors: list[dict[str, str]]) -> dict[str, Any] | None:
 def parse_reference_agent(raw: Any) -> AgentDefinition:
     """A reference agent file's fields (a TOML table, or the same as a JSON object) as a
     definition; raises :class:`InvalidAgentDefinition` listing every problem: the unsupported
-    and unknown fields, then whatever Gatehouse's own definition refuses in what maps."""
+    and unknown fields, then whatever Gatehouse's own definition refuses in what maps.
+    ``mcp_servers`` is the caller's to read and match (see the module's docs): it adds nothing
+    and refuses nothing here."""
     if not isinstance(raw, dict):
         raise InvalidAgentDefinition(
             [_malformed("an agent definition must be a table of fields", "")]

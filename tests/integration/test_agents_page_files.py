@@ -15,10 +15,11 @@ from editor.models import AgentDefinition
 from editor.services import installation
 from tests.integration.api.callers import make_user
 from tests.integration.mcp.examples import EXAMPLES, example_catalogue, hashes_named_by_graphs
+from tests.reference_examples import needs_examples
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(not EXAMPLES.is_dir(), reason="the reference's examples are absent"),
+    needs_examples(),
 ]
 
 HTMX = {"HX-Request": "true"}

@@ -18,22 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
-import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 import salvor
-from django.conf import settings
 from salvor import (
-    AsyncClient,
-    Client,
     ForkPreview,
     ForkResult,
     ForksIndex,
@@ -42,7 +36,8 @@ from salvor import (
 )
 from salvor.graph import fold_node, last
 
-from tests.faults.processes import Processes, Server, manage, wait_until
+from tests.faults.processes import wait_until
+from tests.integration.deployments import Deployment, deployed
 from tests.integration.runs.fork_tools import FLAKY, WRITING, calls
 
 SUBJECT = {"topic": "tea"}
@@ -108,91 +103,11 @@ HELD_WRITE = {
 # --- The server and its workers ---------------------------------------------------------------
 
 
-def _database(folder: Path) -> Iterator[str]:
-    """A ``DATABASE_URL`` of a database for this module alone; dropped afterwards."""
-    default = settings.DATABASES["default"]
-    if "postgresql" not in default["ENGINE"]:
-        yield f"sqlite:///{folder / 'gatehouse.sqlite3'}"
-        return
-    name = f"gatehouse_client_{uuid.uuid4().hex[:12]}"
-    login = {
-        "host": default["HOST"] or None,
-        "port": default["PORT"] or None,
-        "user": default["USER"] or None,
-        "password": default["PASSWORD"] or None,
-        "dbname": default["NAME"],
-        "autocommit": True,
-    }
-    with psycopg.connect(**login) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    credentials = f"{default['USER']}:{default['PASSWORD']}@" if default["USER"] else ""
-    try:
-        yield f"postgres://{credentials}{default['HOST']}:{default['PORT'] or 5432}/{name}"
-    finally:
-        with psycopg.connect(**login) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-class Deployment:
-    """The server, its workers and an API token of a user with every role."""
-
-    def __init__(self, processes: Processes, server: Server, token: str, folder: Path) -> None:
-        self.processes = processes
-        self.server = server
-        self.token = token
-        self.folder = folder
-        self.workers = [processes.worker()]
-
-    def client(self) -> Client:
-        return Client(self.server.url, self.token, max_stream_retries=20)
-
-    def async_client(self) -> AsyncClient:
-        return AsyncClient(self.server.url, self.token, max_stream_retries=20)
-
-
 @pytest.fixture(scope="module")
 def deployment() -> Iterator[Deployment]:
-    folder = Path(tempfile.mkdtemp(prefix="gatehouse-client-"))
-    databases = _database(folder)
-    try:
-        url = next(databases)
-        environment = {
-            **{
-                k: v
-                for k, v in os.environ.items()
-                if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE", "DATABASE_URL_FILE")
-            },
-            "DJANGO_SETTINGS_MODULE": "editor.settings",
-            "DATABASE_URL": url,
-            "DEBUG": "false",
-            "SECRET_KEY": "client-tests-only-secret-key-not-for-production",
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "GATEHOUSE_SECURE_COOKIES": "false",
-            "GATEHOUSE_VAR_DIR": str(folder),
-            "GATEHOUSE_TOOL_MODULES": (
-                "tests.integration.runs.slow_tools,tests.integration.runs.fork_tools"
-            ),
-            "GATEHOUSE_RUN_LEASE_SECONDS": "2",
-            "GATEHOUSE_SWEEP_SECONDS": "1",
-        }
-        migrated = manage("migrate", "--no-input", env=environment)
-        assert migrated.returncode == 0, migrated.stderr
-        code = (
-            "from django.contrib.auth import get_user_model\n"
-            "from django.contrib.auth.models import Group\n"
-            "from editor.services.tokens import create_token\n"
-            "user = get_user_model().objects.create_user('client', password='unused-9431')\n"
-            "user.groups.set(Group.objects.all())\n"
-            "print('TOKEN', create_token(user, 'client')[1])\n"
-        )
-        created = manage("shell", "--no-imports", "-c", code, env=environment)
-        assert created.returncode == 0, created.stderr
-        token = created.stdout.split("TOKEN ")[-1].strip()
-        with Processes(environment, folder) as processes:
-            yield Deployment(processes, processes.server(workers=1), token, folder)
-    finally:
-        databases.close()
-        shutil.rmtree(folder, ignore_errors=True)
+    tools = "tests.integration.runs.slow_tools,tests.integration.runs.fork_tools"
+    with deployed("gatehouse-client-", {"GATEHOUSE_TOOL_MODULES": tools}) as running:
+        yield running
 
 
 # --- The synchronous client -------------------------------------------------------------------

@@ -91,15 +91,14 @@ def test_a_definition_without_an_output_schema_hashes_as_before() -> None:
             "hero.toml",
             'model = "claude-opus-4-8"\nname = "salvage-claim"\nsystem_prompt = "x"\n\n'
             '[llm]\nbase_url_env = "SALVOR_HERO_BASE_URL"\n\n[budgets]\nsteps = 24\n'
-            'tokens = 400000\n\n[[mcp_servers]]\ncommand = "target/debug/salvor-hero-tools"\n'
-            'effect_overrides = { save_claim = "write" }\n',
-            [("unsupported_field", "mcp_servers")],
+            'tokens = 400000\n\n[[wasm_tools]]\npath = "hero.wasm"\nname = "save_claim"\n',
+            [("unsupported_field", "wasm_tools")],
         ),
         (
             "keys.toml",
             'model = "m"\n\n[[mcp_servers]]\ncommand = "payouts"\n'
             'idempotency_keys = { pay_claim = "claim_id", refund = "payment.charge_id" }\n',
-            [("unsupported_field", "mcp_servers"), ("unknown_model", "model")],
+            [("unknown_model", "model")],  # the servers are matched elsewhere
         ),
         (
             "local_model.toml",
@@ -139,12 +138,17 @@ def test_the_references_own_files_are_refused_naming_every_field_without_a_meani
 
 def test_each_refusal_says_why_and_what_to_do_instead() -> None:
     with pytest.raises(InvalidAgentDefinition) as refused:
-        read('model = "echo"\n[[mcp_servers]]\ncommand = "x"\n')
+        read('model = "echo"\n[[wasm_tools]]\npath = "x.wasm"\n')
 
     messages = [error["message"] for error in refused.value.errors]
-    assert messages[0].startswith("`mcp_servers` is not supported here: this server runs no MCP")
+    assert messages[0].startswith("`wasm_tools` is not supported here: this server runs no")
     assert "`tools` (GET /v1/tools)" in messages[0]
-    assert "idempotency_keys" in messages[0]
+
+
+def test_mcp_servers_are_left_to_the_catalogue_matching_not_refused_here() -> None:
+    definition = read('model = "echo"\n[[mcp_servers]]\ncommand = "x"\n')
+
+    assert definition.tools == ()  # their tools come from the matched catalogue server
 
 
 def test_a_file_that_is_not_toml_is_refused_as_such() -> None:

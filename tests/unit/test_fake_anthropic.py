@@ -5,14 +5,15 @@ reference's scripted model does: the conversation whose name is in the system pr
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import threading
+import time
+import urllib.request
 from typing import Any
 
 import pytest
 
 from tests.fake_anthropic import FakeAnthropic, load_script
-
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "examples"
+from tests.reference_examples import EXAMPLES, needs_examples
 
 
 def text_turn(text: str) -> dict[str, Any]:
@@ -74,9 +75,47 @@ def test_a_script_that_could_never_answer_is_refused_when_loaded(script: Any) ->
         load_script(script)
 
 
+@needs_examples()
 def test_every_example_script_of_the_reference_loads() -> None:
     scripts = sorted(EXAMPLES.glob("*/model-script.json"))
 
     assert scripts
     for path in scripts:
         assert load_script(json.loads(path.read_text())), path
+
+
+def test_play_swaps_the_script_of_a_running_fake() -> None:
+    fake = FakeAnthropic({"small-claims": [text_turn("first desk")]})
+
+    fake.play({"small-claims": [text_turn("second desk")]})
+
+    assert answer(fake, body("the small-claims settler"))[1]["content"][0]["text"] == (
+        "second desk"
+    )
+    with pytest.raises(ValueError):
+        fake.play({})
+
+
+def _post(url: str, request: dict[str, Any], out: list[Any]) -> None:
+    data = json.dumps(request).encode()
+    with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=30) as reply:
+        out.append(json.loads(reply.read()))
+
+
+def test_a_stall_after_a_release_holds_its_answer_again() -> None:
+    with FakeAnthropic([text_turn("held")]) as fake:
+        url = fake.base_url + "/v1/messages"
+        for count in range(1, 3):
+            fake.stall()
+            out: list[Any] = []
+            caller = threading.Thread(target=_post, args=(url, body("x"), out))
+            caller.start()
+            deadline = time.monotonic() + 10
+            while len(fake.requests) < count and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(fake.requests) == count  # it arrived…
+            assert caller.is_alive() and not out  # …and is held until released
+
+            fake.release()
+            caller.join(10)
+            assert out[0]["content"][0]["text"] == "held"

@@ -27,14 +27,13 @@ from editor.graph.reference_agents import (
     tool_effect,
     uses_reference_identity,
 )
+from tests.reference_examples import EXAMPLES, REFERENCE, needs_examples
 
-#: ``../shared/reference`` beside the checkout: the examples' agent files name their servers
-#: relative to it (``args = ["examples/payroll/server.py"]``).
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
-EXAMPLES = REFERENCE / "examples"
+#: The examples' agent files name their servers relative to the reference's root
+#: (``args = ["examples/payroll/server.py"]``).
 AGENT_FILES = sorted(EXAMPLES.glob("*/agents/*.toml"))
 
-pytestmark = pytest.mark.skipif(not AGENT_FILES, reason="the reference's examples are absent")
+pytestmark = needs_examples()
 
 
 def listing(command: str, args: list[str]) -> list[dict[str, Any]]:

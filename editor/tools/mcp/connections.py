@@ -7,7 +7,8 @@ one event loop in a daemon thread of their own; callers block on :meth:`McpConne
 
 A stdio server is started through :mod:`editor.tools.mcp.launch`, so it gets only its catalogue
 ``env`` plus ``PATH``, its own process group (the client stops the whole group on close), and a
-parent-death signal: a worker killed with SIGKILL takes its servers with it. Its stderr goes to
+supervisor that a parent-death signal wakes: a worker killed with SIGKILL takes its servers, and
+what they started, with it. Its stderr goes to
 the ``editor.tools.mcp`` logger, each line prefixed with the server's name.
 
 :meth:`McpConnections.list_tools` is the short listing: it starts the server, lists its tools,

@@ -20,10 +20,11 @@ from tests.integration.mcp.examples import (
     hashes_named_by_graphs,
 )
 from tests.integration.mcp.servers import EXAMPLES, processes_marked
+from tests.reference_examples import needs_examples
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(not EXAMPLES.is_dir(), reason="the reference's examples are absent"),
+    needs_examples(),
 ]
 
 

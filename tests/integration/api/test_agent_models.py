@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,10 +28,10 @@ from tests.integration.api.running import (
     start,
     store,
 )
+from tests.reference_examples import EXAMPLES, needs_examples
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "examples"
 KEY = "sk-ant-integration-5f1e2d-never-logged"
 ALLOWED = ["GATEHOUSE_TEST_MODEL_URL", "GATEHOUSE_TEST_MODEL_KEY", "SALVOR_DEMO_BASE_URL"]
 
@@ -142,6 +141,7 @@ def test_a_literal_base_url_other_than_the_public_endpoint_is_refused(api: Calle
     assert (problem["code"], problem["field"]) == ("llm_base_url_refused", "llm.base_url")
 
 
+@needs_examples()
 def test_the_references_tailor_registers_once_its_variable_is_allowed(api: Caller) -> None:
     text = (EXAMPLES / "refine" / "agents" / "tailor.toml").read_text()
 

@@ -17,10 +17,11 @@ from editor.services import documents, installation
 from editor.tools.mcp import McpToolsError
 from tests.integration.api.callers import Caller
 from tests.integration.mcp.servers import PAYROLL, payroll_catalogue, processes_marked
+from tests.reference_examples import needs_examples
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(not PAYROLL.exists(), reason="the reference's examples are absent"),
+    needs_examples(PAYROLL),
 ]
 
 

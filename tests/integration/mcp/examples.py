@@ -8,28 +8,31 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.integration.mcp.servers import EXAMPLES
+from tests.reference_examples import EXAMPLES, REFERENCE
 
-#: The examples name their servers relative to the reference's root.
-REFERENCE = EXAMPLES.parent
 AGENT_FILES = sorted(EXAMPLES.glob("*/agents/*.toml"))
 
 
-def example_catalogue(folder: Path, extra: str = "", payroll: str = "") -> tuple[Path, str]:
+def example_catalogue(
+    folder: Path, extra: str = "", payroll: str = "", *, pay_delay_ms: int = 0
+) -> tuple[Path, str]:
     """A catalogue naming the examples' two servers as their agent files do (``disputes``,
-    ``payroll``), their ledgers in ``folder``; and the marker their processes carry in their
-    environment. ``payroll`` adds lines to the payroll server's entry."""
+    ``payroll``), their ledgers in ``folder`` (``<server>-ledger.txt``,
+    ``<server>-notices.json``); and the marker their processes carry in their environment.
+    ``payroll`` adds lines to the payroll server's entry, ``pay_delay_ms`` slows each of its
+    payments (the reference's ``SALVOR_PAYROLL_PAY_DELAY_MS``)."""
     marker = uuid.uuid4().hex
     text = ""
     for name, script, variables in (
         ("disputes", "examples/graph-service/server.py", "SALVOR_DISPUTES"),
         ("payroll", "examples/payroll/server.py", "SALVOR_PAYROLL"),
     ):
+        delay = f', {variables}_PAY_DELAY_MS = "{pay_delay_ms}"' if name == "payroll" else ""
         text += (
             f'[servers.{name}]\ncommand = "python3"\nargs = ["{script}"]\ncwd = "{REFERENCE}"\n'
             f'env = {{ GATEHOUSE_TEST_MARK = "{marker}", '
             f'{variables}_LEDGER = "{folder / (name + "-ledger.txt")}", '
-            f'{variables}_NOTICES = "{folder / (name + "-notices.json")}" }}\n'
+            f'{variables}_NOTICES = "{folder / (name + "-notices.json")}"{delay} }}\n'
             + (payroll if name == "payroll" else "")
             + "\n"
         )

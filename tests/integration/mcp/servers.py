@@ -9,16 +9,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.reference_examples import EXAMPLES
+
 ROOT = Path(__file__).resolve().parents[3]
-# `../shared` beside the checkout (a worktree may sit one level deeper).
-EXAMPLES = next(
-    (
-        folder / "shared" / "reference" / "examples"
-        for folder in ROOT.parents
-        if (folder / "shared" / "reference" / "examples").is_dir()
-    ),
-    ROOT.parent / "shared" / "reference" / "examples",
-)
 PAYROLL = EXAMPLES / "payroll" / "server.py"
 PYTHON = sys.executable  # not a PATH lookup: a version-manager shim adds variables of its own
 
@@ -30,12 +23,15 @@ def payroll_catalogue(
     pay_delay_ms: int = 0,
     roster: Path | None = None,
     extra: str = "",
+    companion: str = "",
 ) -> tuple[Path, str]:
     """A catalogue with the payroll server as ``payroll``, its ledger and notices in
     ``folder``; and the marker its processes carry in their environment.
 
     With ``gate``, the server is started through ``sh`` and only while the file ``gate``
-    exists (remove it and the next start fails, saying so on stderr)."""
+    exists (remove it and the next start fails, saying so on stderr). With ``companion`` (a
+    shell command), the server starts that command in the background first: a child of the
+    server's own, in its process group."""
     marker = uuid.uuid4().hex
     environment = (
         f'env = {{ GATEHOUSE_TEST_MARK = "{marker}", '
@@ -45,12 +41,13 @@ def payroll_catalogue(
         + (f'SALVOR_PAYROLL_ROSTER = "{roster}", ' if roster is not None else "")
         + f'SERVER = "{PAYROLL}", GATE = "{gate or ""}" }}'
     )
-    if gate is None:
+    if gate is None and not companion:
         command = f'command = "{PYTHON}"\nargs = ["{PAYROLL}"]'
     else:
         script = (
-            '[ -e "$GATE" ] || { echo "the gate file is gone" >&2; exit 3; }; '
-            f'exec {PYTHON} "$SERVER"'
+            ('[ -e "$GATE" ] || { echo "the gate file is gone" >&2; exit 3; }; ' if gate else "")
+            + (f"{companion} & " if companion else "")
+            + f'exec {PYTHON} "$SERVER"'
         )
         command = f'command = "sh"\nargs = ["-c", \'{script}\']'  # a TOML literal string
     path = folder / "mcp-servers.toml"

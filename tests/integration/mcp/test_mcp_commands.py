@@ -11,10 +11,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError, SystemCheckError
 
 from tests.integration.mcp.servers import PAYROLL, payroll_catalogue, processes_marked
+from tests.reference_examples import needs_examples
 
 pytestmark = [
     pytest.mark.django_db,  # `check` runs the database checks too
-    pytest.mark.skipif(not PAYROLL.exists(), reason="the reference's examples are absent"),
+    needs_examples(PAYROLL),
 ]
 
 

@@ -30,8 +30,9 @@ from tests.integration.mcp.servers import (
     sleeping,
     wait_until,
 )
+from tests.reference_examples import needs_examples
 
-pytestmark = pytest.mark.skipif(not PAYROLL.exists(), reason="the reference's examples are absent")
+pytestmark = needs_examples(PAYROLL)
 
 
 def connections_for(catalogue: Path, **options: float) -> McpConnections:
@@ -173,6 +174,53 @@ def test_killing_the_worker_with_sigkill_leaves_no_server_process(tmp_path: Path
     finally:
         if worker.poll() is None:
             worker.kill()
+        for pid in processes_marked(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_killing_the_worker_with_sigkill_also_kills_what_its_server_started(
+    tmp_path: Path,
+) -> None:
+    # The server's own child (a `sleep`, in the server's process group) would outlive a
+    # parent-death signal aimed at the server alone: the launcher's supervisor kills the group.
+    catalogue, marker = payroll_catalogue(tmp_path, pay_delay_ms=60_000, companion="sleep 300")
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(catalogue)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == "ready"
+        assert wait_until(lambda: len(processes_marked(marker)) == 2)  # the server, its sleep
+
+        worker.kill()
+        worker.wait(10)
+
+        assert wait_until(lambda: not processes_marked(marker))
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+        for pid in processes_marked(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_what_a_crashed_server_started_is_killed_with_it(tmp_path: Path) -> None:
+    catalogue, marker = payroll_catalogue(tmp_path, companion="sleep 300")
+    connections = connections_for(catalogue)
+    try:
+        connections.call("payroll", "pull_roster", {"pay_period": "2025-11-B"}, 10)
+        assert wait_until(lambda: len(processes_marked(marker)) == 2)
+        server = next(pid for pid in processes_marked(marker) if not sleeping(pid))
+
+        os.kill(server, signal.SIGKILL)
+
+        assert wait_until(lambda: not processes_marked(marker))
+        assert wait_until(lambda: connections.running() == {"payroll": False})
+    finally:
+        connections.close()
         for pid in processes_marked(marker):
             os.kill(pid, signal.SIGKILL)
 

@@ -15,13 +15,14 @@ from django.db import transaction
 from editor.models import Run
 from editor.services import agents, installation
 from editor.tasks import enqueue_run
-from tests.integration.mcp.examples import EXAMPLES, example_catalogue
+from tests.integration.mcp.examples import example_catalogue
 from tests.integration.mcp.servers import processes_marked, wait_until
 from tests.integration.runs.starting import start
+from tests.reference_examples import needs_examples
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not EXAMPLES.is_dir(), reason="the reference's examples are absent"),
+    needs_examples(),
 ]
 
 SUMMARY = {"tool_calls": [{"name": "send_summary", "arguments": {"message": "all paid"}}]}

@@ -19,10 +19,11 @@ from editor.services.runs.resolutions import resume
 from editor.tasks import enqueue_run
 from tests.integration.mcp.servers import EXAMPLES, PAYROLL, payroll_catalogue
 from tests.integration.runs.starting import start
+from tests.reference_examples import needs_examples
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not PAYROLL.exists(), reason="the reference's examples are absent"),
+    needs_examples(PAYROLL),
 ]
 
 

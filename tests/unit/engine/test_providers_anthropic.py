@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,10 +16,10 @@ from editor.graph.model import AgentNode
 from editor.providers import AnthropicProvider, build_registry
 from editor.providers.anthropic import messages_body
 from tests.fake_anthropic import FakeAnthropic
+from tests.reference_examples import EXAMPLES, needs_examples
 from tests.unit.engine.harness import Harness, graph
 
 KEY = "sk-ant-test-0123456789-never-logged"
-EXAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "examples"
 
 
 def send_summary(value: Any, context: Any) -> Any:
@@ -131,6 +130,7 @@ def test_a_tool_use_round_trip_speaks_the_messages_protocol(model: FakeAnthropic
     ]  # fmt: skip
 
 
+@needs_examples()
 def test_it_plays_the_references_payroll_script_by_the_name_in_the_system_prompt() -> None:
     with FakeAnthropic.from_file(EXAMPLES / "payroll" / "model-script.json") as model:
         answer = provider(model)
@@ -330,6 +330,7 @@ def test_the_registry_answers_every_claude_model_and_nothing_else() -> None:
     assert registry.provider_for("gpt-4o") is None
 
 
+@needs_examples()
 def test_the_engine_plays_the_references_payroll_conversation_through_the_provider(
     h: Harness,
 ) -> None:
