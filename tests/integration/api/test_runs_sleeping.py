@@ -4,18 +4,24 @@ recorded ``wake_at``, ``409 still_sleeping`` before it, and the wake after it.""
 from __future__ import annotations
 
 import json
+import threading
 from datetime import datetime
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from editor.drives import queue_drive
+from editor.management.commands import db_worker
 from editor.models import Run
 from editor.store import OrmRunStore
-from editor.tasks import sweep_expired_leases
+from editor.tasks import sweep_expired_leases, wake_due_runs
 from tests.integration.api.callers import Caller, bearer_caller, error_of, json_of
 from tests.integration.api.running import (
     drive,
@@ -139,6 +145,72 @@ def test_a_run_past_its_wake_is_overdue_found_by_the_sweep_and_wakes_once(
     assert run_of(operator_api, run_id)["status"] == {"state": "completed", "output": {"id": 7}}
     assert Run.objects.get(pk=run_id).wake_at is None
     assert drive(run_id) is None  # a second waker finds nothing to do
+
+
+def test_the_waker_costs_one_query_while_no_run_is_due(api: Caller, operator_api: Caller) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+
+    with CaptureQueriesContext(connection) as captured:
+        assert wake_due_runs() == 0
+
+    assert len(captured) == 1
+    assert "wake_at" in captured[0]["sql"]
+
+
+def test_the_waker_leaves_a_due_run_to_its_own_wake_task_while_that_task_waits(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+    queue_drive(run_id, datetime.fromisoformat("2026-01-01T00:00:05+00:00"))  # due, not taken yet
+    tasks = DBTaskResult.objects.count()
+
+    assert wake_due_runs() == 0
+
+    assert DBTaskResult.objects.count() == tasks  # no second task
+    assert drive(run_id) == "completed"
+
+
+def test_the_waker_queues_a_due_run_whose_wake_task_was_lost_once_however_many_look(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+    queue_drive(run_id, datetime.fromisoformat("2026-01-01T00:00:05+00:00"))
+    DBTaskResult.objects.filter(id=Run.objects.get(pk=run_id).queue_task).delete()  # lost
+
+    assert wake_due_runs() == 1
+    assert wake_due_runs() == 0  # another worker's poll a moment later: held, not queued again
+
+    assert drive(run_id) == "completed"
+    assert kinds_of(operator_api, run_id).count("SleepCompleted") == 1
+
+
+def test_a_worker_looks_for_due_runs_every_wake_poll_between_its_sweeps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    enough = threading.Event()
+
+    def called(name: str) -> Any:
+        def call() -> int:
+            calls.append(name)
+            if calls.count("wake") >= 3:
+                enough.set()
+            return 0
+
+        return call
+
+    monkeypatch.setattr(db_worker, "sweep_expired_leases", called("sweep"))
+    monkeypatch.setattr(db_worker, "wake_due_runs", called("wake"))
+    sweeper = db_worker.Sweeper(3600, 0.01)
+    sweeper.start()
+    try:
+        assert enough.wait(30), calls
+    finally:
+        sweeper.stop()
+
+    assert calls[0] == "sweep"  # a sweep at start-up, which wakes the due runs too
+    assert calls.count("sweep") == 1  # the next is an hour away; the waker polls meanwhile
 
 
 def test_a_resume_after_the_wake_drives_the_run_on_for_operators_only(
