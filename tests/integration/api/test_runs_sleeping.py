@@ -4,6 +4,7 @@ recorded ``wake_at``, ``409 still_sleeping`` before it, and the wake after it.""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from datetime import datetime
 from typing import Any
@@ -243,19 +244,72 @@ def test_a_stream_of_a_sleeping_run_ends_with_its_sleeping_status(
     assert len(sent) == event_count(run_id) + 1
 
 
-def test_the_run_page_says_where_and_until_when_a_run_sleeps(
+def test_the_run_page_says_until_when_a_run_sleeps_counting_down_in_local_time(
     api: Caller, operator_api: Caller, client: Client, operator: User
 ) -> None:
     run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
     drive(run_id)
     wake_at = run_of(operator_api, run_id)["status"]["wake_at"]
+    moment = datetime.fromisoformat(wake_at.replace("Z", "+00:00"))
     client.force_login(operator)
 
     page = client.get(f"/runs/{run_id}/").content.decode()
 
     assert "◷ sleeping" in page
-    assert f'<time datetime="{wake_at}" class="wake-at">{wake_at}</time>' in page
-    assert "Sleeping at <code>cooloff</code>" in page
+    assert (
+        f'Sleeping until <time datetime="{moment.isoformat()}" data-local-time data-local-seconds>'
+        f"{moment:%Y-%m-%d %H:%M:%S} UTC</time>"
+    ) in page  # rewritten in the reader's time zone by local-time.js
+    assert f'<span class="countdown" data-wake-at="{wake_at}">wakes in <strong>' in page
+    assert re.search(r"wakes in <strong>(59 min [0-9]+ s|1 h)</strong>", page)
+    assert "waits at <code>cooloff</code>" in page
+    assert "Overdue" not in page
+
+
+def test_the_run_page_says_overdue_when_the_wake_time_has_passed_without_a_wake(
+    api: Caller, operator_api: Caller, client: Client, operator: User
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+    client.force_login(operator)
+
+    page = client.get(f"/runs/{run_id}/").content.decode()
+
+    assert 'Sleeping until <time datetime="2026-01-01T00:00:05+00:00"' in page
+    assert re.search(r'class="countdown overdue"[^>]*><strong>Overdue</strong> by [0-9]+ d', page)
+    assert "no worker has woken it yet" in page
+
+
+def test_the_runs_list_shows_each_sleeping_run_until_when_and_which_are_overdue(
+    api: Caller, operator_api: Caller, client: Client, operator: User
+) -> None:
+    overdue = asleep_since_january(operator_api, api)
+    asleep = start(operator_api, store(api, cooloff(3600)), input={"id": 8})
+    drive(asleep)
+    done = start(operator_api, store(api, cooloff(3600)), input={"id": 9})
+    record(done, ("RunAbandoned", {"reason": "not needed", "by": "someone"}))
+    queued = start(operator_api, store(api, cooloff(60)), input={"id": 10})
+    client.force_login(operator)
+
+    everything = client.get("/runs/").content.decode()
+    sleeping = client.get("/runs/", {"state": "sleeping"}).content.decode()
+
+    assert all(run in everything for run in (overdue, asleep, done, queued))
+    rows = {run: row_of(sleeping, run) for run in (overdue, asleep, done, queued)}
+    assert rows[done] is None and rows[queued] is None  # only the sleeping runs are listed
+    assert "Sleeping until" in str(rows[overdue]) and "<strong>Overdue</strong>" in str(
+        rows[overdue]
+    )
+    assert "Sleeping until" in str(rows[asleep]) and "wakes in <strong>" in str(rows[asleep])
+    assert "Overdue" not in str(rows[asleep])
+    assert "js/countdown.js" in sleeping
+
+
+def row_of(page: str, run_id: str) -> str | None:
+    """The runs list's table row of this run, as HTML text."""
+    for row in re.findall(r"<tr>.*?</tr>", page, flags=re.DOTALL):
+        if f'value="{run_id}"' in row:
+            return str(row)
+    return None
 
 
 @pytest.mark.django_db(transaction=True)
