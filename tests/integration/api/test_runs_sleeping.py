@@ -403,3 +403,108 @@ def test_the_run_page_counts_down_to_the_wake_and_offers_operators_wake_now(
     late = client.post(f"/runs/{run_id}/wake/")
     assert late.status_code == 409
     assert "Not woken: the run is not sleeping" in late.content.decode()
+
+
+def test_forking_a_sleeping_run_from_a_node_behind_its_delay_is_400_invalid_fork_node(
+    api: Caller, operator_api: Caller
+) -> None:
+    origin = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(origin)
+    runs_before = Run.objects.count()
+
+    for body in ({"from_node": "publish", "dry_run": True}, {"from_node": "publish"}):
+        refused = operator_api.post(f"/v1/runs/{origin}/fork", body)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == "invalid_fork_node"
+        assert "never entered node `publish`" in error_of(refused)["message"]
+    assert Run.objects.count() == runs_before
+    assert run_of(operator_api, origin)["status"]["state"] == "sleeping"  # the origin sleeps on
+
+
+def test_a_fork_from_the_sleeping_delay_itself_waits_afresh_on_its_own_clock(
+    api: Caller, operator_api: Caller
+) -> None:
+    origin = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(origin)
+
+    made = operator_api.post(f"/v1/runs/{origin}/fork", {"from_node": "cooloff"})
+
+    assert made.status_code == 201, made.content
+    child = made.json()["run"]
+    assert drive(child) == "sleeping"
+
+    def observed(run_id: str) -> list[str]:
+        events = events_of(operator_api, run_id)
+        return [e["event"]["payload"]["now"] for e in events if e["event"]["kind"] == "NowObserved"]
+
+    (origin_now,) = observed(origin)
+    (child_now,) = observed(child)  # its own clock read, not the origin's copied
+    assert child_now > origin_now
+    origin_wake = run_of(operator_api, origin)["status"]["wake_at"]
+    assert run_of(operator_api, child)["status"]["wake_at"] > origin_wake  # the full hour again
+    assert run_of(operator_api, origin)["status"]["state"] == "sleeping"
+
+
+def test_a_wake_resolves_names_again_and_fails_the_run_when_one_no_longer_resolves(
+    api: Caller, operator_api: Caller, settings: Any
+) -> None:
+    from editor.services.installation import tools
+
+    settings.GATEHOUSE_TOOL_MODULES = ["tests.integration.runs.fork_tools"]
+    tools.cache_clear()
+    try:
+        graph = json.loads(json.dumps(cooloff(5)))
+        graph["nodes"][1]["payload"]["tool"] = "counted"
+        run_id = start(operator_api, store(api, graph), input={"id": 7})
+        record(run_id, ("NodeEntered", {"node": "cooloff"}))
+        record(
+            run_id,
+            ("NowObserved", {"now": "2026-01-01T00:00:00.000000Z"}),
+            ("SleepStarted", {"node": "cooloff", "wake_at": "2026-01-01T00:00:05.000000Z"}),
+        )
+        # The installation changed while the run slept: its tool is no longer registered.
+        settings.GATEHOUSE_TOOL_MODULES = []
+        tools.cache_clear()
+
+        assert drive(run_id) == "failed"
+    finally:
+        tools.cache_clear()
+
+    status = run_of(operator_api, run_id)["status"]
+    assert status["state"] == "failed"
+    assert "`counted`" in status["error"]
+    kinds = kinds_of(operator_api, run_id)
+    assert "SleepCompleted" not in kinds
+    assert kinds[-1] == "RunFailed"
+    assert Run.objects.get(pk=run_id).wake_at is None
+
+
+def test_an_operator_abandons_a_sleeping_run_over_http_and_its_wake_records_nothing(
+    api: Caller, operator_api: Caller, approver: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    url = f"/v1/runs/{run_id}/abandon"
+
+    refused = bearer_caller(approver).post(url, {"reason": "no"})
+    assert refused.status_code == 403
+    response = operator_api.post(url, {"reason": "the notice was withdrawn"})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body == {
+        "run": run_id,
+        "abandoned": True,
+        "appended_seq": event_count(run_id) - 1,
+        "status": {"state": "abandoned", "reason": "the notice was withdrawn"},
+    }
+    kinds = kinds_of(operator_api, run_id)
+    assert kinds[-1] == "RunAbandoned" and "SleepCompleted" not in kinds
+    # The wake queued for wake_at comes to a finished run: nothing to claim, nothing recorded.
+    Run.objects.filter(pk=run_id).update(wake_at=timezone.now())
+    assert drive(run_id) is None
+    assert wake_due_runs() == 0
+    assert kinds_of(operator_api, run_id) == kinds
+    again = operator_api.post(url, {"reason": "twice"})
+    assert again.status_code == 409
+    assert error_of(again)["code"] == "wrong_state"
