@@ -35,8 +35,9 @@ from editor.drives import enqueue_run, queue_drive
 from editor.engine import PARKED, Engine, RunState
 from editor.engine.ports import Envelope
 from editor.models import Run
-from editor.services import notifications, run_failures
+from editor.services.inbox import notifications
 from editor.services.installation import installation, limits
+from editor.services.runs import failures as run_failures
 from editor.store import DRIVABLE, OrmRunStore, StrandedRun
 from editor.watchdog import Watchdog
 

@@ -3,7 +3,7 @@
 A tool that parks its run with ``_meta.salvor.suspend`` and ``kind: "signal"`` waits for an
 input another system owes it: nobody's inbox card. Operators may send that input themselves on
 the run page; :func:`resume_signal` reads the form (the wait's log position and the input as
-JSON text) and records the resolution through :func:`editor.services.resolutions.resume_run`,
+JSON text) and records the resolution through :func:`editor.services.runs.resolutions.resume_run`,
 the one place the API's ``POST /v1/runs/{id}/resume`` records it too: the input is checked
 against the recorded ``input_schema`` and resolves the wait exactly once.
 """
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from editor.graph import JsonError, read_json
-from editor.services import resolutions
 from editor.services.access import can_operate
 from editor.services.errors import InvalidResume, NotAllowed, NotSuspended
 from editor.services.numbers import strict_int
-from editor.services.run_rows import run_row
+from editor.services.runs import resolutions
+from editor.services.runs.rows import run_row
 from editor.services.storable import nul_path
 
 __all__ = ["SignalAnswer", "resume_signal"]

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.forms import StartRunForm
-from editor.services import run_filters, run_lists, run_pages, runs, signal_waits
+from editor.services import runs, signal_waits
 from editor.services.access import can_operate
 from editor.services.errors import (
     AlreadyFinished,
@@ -35,6 +35,9 @@ from editor.services.errors import (
     WrongState,
 )
 from editor.services.numbers import strict_int
+from editor.services.runs import filters as run_filters
+from editor.services.runs import lists as run_lists
+from editor.services.runs import pages as run_pages
 from editor.views.graphs import go_to, is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
 

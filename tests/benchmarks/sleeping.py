@@ -143,8 +143,8 @@ def measure(
     from django.db import connection
 
     from editor.models import RunEvent
-    from editor.services import graphs
     from editor.services import runs as run_service
+    from editor.services.documents import graphs
 
     call_command("migrate", verbosity=0, interactive=False)
     operator = User.objects.create_user("operator", password="benchmark-password-1")
