@@ -299,6 +299,14 @@ class OrmRunStore:
         )
         return [StrandedRun(str(row[0]), *row[1:]) for row in rows]
 
+    def due_sleepers(self, now: datetime) -> list[StrandedRun]:
+        """The sleeping runs whose ``wake_at`` has come and that no driver holds: the
+        waker's one query, on the ``wake_at`` index (nothing due reads no row)."""
+        rows = Run.objects.filter(self._due(now)).values_list(
+            "id", "lease_owner", "lease_expires_at", "drive_attempts", "drive_error", "queue_task"
+        )
+        return [StrandedRun(str(row[0]), *row[1:]) for row in rows]
+
     def hold_unclaimed(self, run_ids: Sequence[str], now: datetime) -> None:
         """Give these never-claimed runs (their task still waits in the queue) a fresh,
         ownerless lease, so the sweep asks about them again a lease period later."""
@@ -324,10 +332,13 @@ class OrmRunStore:
         awake = Q(state__in=DRIVABLE) & (
             lease_out | Q(lease_expires_at__isnull=True, updated_at__lt=now - self.lease)
         )
-        # A sleeping run is due at its wake_at, however recently it went to sleep: the sweep
-        # is the safety net of the drive queued for that instant (editor.tasks).
-        due = Q(state=_SLEEPING, wake_at__lte=now) & (lease_out | Q(lease_expires_at__isnull=True))
-        return awake | due
+        return awake | self._due(now)
+
+    def _due(self, now: datetime) -> Q:
+        # A sleeping run is due at its wake_at, however recently it went to sleep: the waker
+        # and the sweep are the safety net of the drive queued for that instant (editor.tasks).
+        lease_out = Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True)
+        return Q(state=_SLEEPING, wake_at__lte=now) & lease_out
 
     def revoke(self) -> None:
         """Refuse every later append of this store's drive (``RunLost``): the worker's

@@ -20,7 +20,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Collection, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -38,7 +38,7 @@ from editor.models import Run
 from editor.services.inbox import notifications
 from editor.services.installation import installation, limits
 from editor.services.runs import failures as run_failures
-from editor.store import DRIVABLE, OrmRunStore
+from editor.store import DRIVABLE, OrmRunStore, StrandedRun
 from editor.watchdog import Watchdog
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "queue_operator_notification",
     "retry_delay",
     "sweep_expired_leases",
+    "wake_due_runs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -289,7 +290,8 @@ def _waiting_in_queue(task_ids: Collection[str]) -> set[str]:
 def sweep_expired_leases() -> int:
     """Queue again every run that wants a driver and has none: its lease ran out (its worker
     died), or it was never claimed within a lease period and its task no longer waits in the
-    queue (the task was lost). Returns how many runs were queued.
+    queue (the task was lost), or it sleeps past its ``wake_at`` with no drive taking it.
+    Returns how many runs were queued.
 
     A run whose task still waits in the queue (a backlog longer than a lease period) gets no
     second task: it is given a fresh, ownerless lease, so the sweep asks again a lease period
@@ -300,7 +302,27 @@ def sweep_expired_leases() -> int:
     """
     store = OrmRunStore(lease_seconds=settings.GATEHOUSE_RUN_LEASE_SECONDS)
     now = timezone.now()
-    candidates = store.stranded_runs(now)
+    return _queue_again(store, store.stranded_runs(now), now)
+
+
+def wake_due_runs() -> int:
+    """The waker (spec 08): queue a drive for every sleeping run whose recorded ``wake_at``
+    has passed and that no driver holds, as the sweep would, but only those, so that every
+    worker can look every ``GATEHOUSE_WAKE_POLL_SECONDS``. Returns how many were queued.
+
+    Each run's own drive was queued for its ``wake_at`` when it went to sleep, and is usually
+    taken first; a run whose task still waits in the queue gets no second one (it is held for
+    a lease period, as in the sweep), so only a lost task costs a new one. With nothing due
+    it costs one query on the ``wake_at`` index."""
+    store = OrmRunStore(lease_seconds=settings.GATEHOUSE_RUN_LEASE_SECONDS)
+    now = timezone.now()
+    due = store.due_sleepers(now)
+    return _queue_again(store, due, now) if due else 0
+
+
+def _queue_again(store: OrmRunStore, candidates: Sequence[StrandedRun], now: datetime) -> int:
+    """Queue each of these runs found without a driver once, across every worker looking at
+    once; the ones whose task still waits in the queue are held instead."""
     # A run no driver ever took since its task was queued, whose task still waits.
     waiting = _waiting_in_queue([run.queue_task for run in candidates if not run.owner])
     store.hold_unclaimed(
@@ -320,7 +342,8 @@ def sweep_expired_leases() -> int:
         queue_drive(run.id, now + delay if delay else None)
         queued += 1
         logger.info(
-            "run %s: lease ran out after %s drive(s), queued again in %s s",
+            "run %s: no driver after %s drive(s) (its lease ran out, its task was lost, or its "
+            "wake_at passed), queued again in %s s",
             run.id,
             run.attempts,
             delay.total_seconds(),

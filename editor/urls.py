@@ -42,6 +42,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/", runs.run_page, name="run"),
     path("runs/<uuid:run_id>/abandon/", runs.abandon_run, name="abandon_run"),
     path("runs/<uuid:run_id>/wake/", runs.wake_run, name="wake_run"),
+    path("runs/<uuid:run_id>/signal/", runs.resume_signal, name="resume_signal"),
     path("runs/<uuid:run_id>/events/", run_details.older_events, name="run_events"),
     path("runs/<uuid:run_id>/events/<str:seq>/", run_details.event_payload, name="run_event"),
     path(

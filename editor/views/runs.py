@@ -1,7 +1,7 @@
 """Runs (spec 06, *Runs*): the list, a run's page and its live fragment, **Start run** (from a
-graph's permanent page), **Abandon run** and **Wake now**. The parts of a run's page fetched on
-demand are in ``editor.views.run_details``; **Retry from here** and **Run again** in
-``editor.views.forks``.
+graph's permanent page), **Abandon run**, **Wake now** and the input of a signal wait. The
+parts of a run's page fetched on demand are in ``editor.views.run_details``; **Retry from
+here** and **Run again** in ``editor.views.forks``.
 
 The run page's ``#run-live`` fragment (status and canvas) is fetched again whenever the page's
 event stream says the run's log grew (``editor.views.live``), with the new events for the top
@@ -38,6 +38,7 @@ from editor.services.numbers import strict_int
 from editor.services.runs import filters as run_filters
 from editor.services.runs import lists as run_lists
 from editor.services.runs import pages as run_pages
+from editor.services.runs import signal_waits
 from editor.views.graphs import go_to, is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
 
@@ -138,6 +139,21 @@ def wake_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         context = {"run_id": str(run_id), "message": f"Not woken: {error}."}
         return render(request, "runs/wake.html", context, status=409)
     return redirect(run_url(str(run_id)))
+
+
+@require_POST
+def resume_signal(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    """A signal wait's form on the run page (operators, spec 08): the input is checked against
+    the recorded schema and recorded as the API's resume records it; the page comes back with
+    the run moving on, or with what is wrong beside the input (``400``, nothing recorded), or
+    saying the run no longer waits there (``409``)."""
+    answer = signal_waits.resume_signal(request.user, str(run_id), request.POST.dict())
+    if answer.recorded:
+        return redirect(run_url(str(run_id)))
+    page = run_pages.run_page(str(run_id))
+    assert page is not None  # a whole page is always drawn
+    context = {"page": page, "run": page.run, "can_operate": True, "signal_answer": answer}
+    return render(request, "runs/page.html", context, status=409 if answer.notice else 400)
 
 
 @require_POST

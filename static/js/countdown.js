@@ -1,6 +1,7 @@
-// A sleeping run's page: the time left until its wake, counted down once a second in the page
-// itself (no request while it sleeps). The wake itself comes over the page's event stream,
-// which fetches the run's status again; the count stops at zero and says so meanwhile.
+// A sleeping run's wait (templates/runs/_sleeping.html), on its page and in the runs list: the
+// time left until its wake, counted down once a second in the page itself (no request while it
+// sleeps), and once the wake time has passed, how long it is overdue, as the server would say.
+// The wake itself comes over the run page's event stream, which fetches the run's status again.
 (function () {
   "use strict";
 
@@ -17,16 +18,26 @@
     return parts.join(" ");
   }
 
+  function show(clock, lead, strong, trail) {
+    var bold = document.createElement("strong");
+    bold.textContent = strong;
+    clock.replaceChildren(document.createTextNode(lead), bold, document.createTextNode(trail));
+  }
+
   function tick() {
-    var clocks = document.querySelectorAll("[data-wake-at]");
+    var clocks = document.querySelectorAll(".countdown[data-wake-at]");
     for (var i = 0; i < clocks.length; i++) {
       var clock = clocks[i];
       var wakeAt = Date.parse(clock.getAttribute("data-wake-at"));
-      var left = clock.querySelector(".countdown-left");
-      if (isNaN(wakeAt) || !left) { continue; }
-      var seconds = Math.ceil((wakeAt - Date.now()) / 1000);
-      clock.hidden = false;
-      left.textContent = seconds > 0 ? words(seconds) : "a moment: it is due now";
+      if (isNaN(wakeAt)) { continue; }
+      var left = wakeAt - Date.now();
+      if (left > 0) {
+        clock.classList.remove("overdue");
+        show(clock, "wakes in ", words(Math.ceil(left / 1000)), "");
+      } else {
+        clock.classList.add("overdue");
+        show(clock, "", "Overdue", " by " + words(Math.floor(-left / 1000)));
+      }
     }
   }
 

@@ -1,6 +1,6 @@
 // Times come from the server in UTC (templates/account/_time.html:
 // <time datetime="2026-11-30T03:24:00+00:00" data-local-time>2026-11-30 03:24 UTC</time>),
-// readable without script. Here they are rewritten in the browser's own time zone, in the same
+// readable without script (with data-local-seconds, to the second). Here they are rewritten in the browser's own time zone, in the same
 // shape, with the UTC text kept as the tooltip; again for whatever htmx swaps in later.
 (function () {
   "use strict";
@@ -31,7 +31,8 @@
         " " +
         pad(moment.getHours()) +
         ":" +
-        pad(moment.getMinutes());
+        pad(moment.getMinutes()) +
+        ("localSeconds" in time.dataset ? ":" + pad(moment.getSeconds()) : "");
       time.dataset.localTime = "done";
     });
   }

@@ -11,8 +11,13 @@ and every run is checked: woken exactly once, never before its ``wake_at``, comp
 SQLite by default (a file under a temporary folder); ``--postgres`` on a private PostgreSQL
 (``initdb`` in a temporary folder, loopback port ``GATEHOUSE_BENCH_PG_PORT``, default 55445).
 Options: ``--runs N`` (default 400: what a ``make bench`` run on SQLite takes in about a
-minute), ``--delay S`` (default 30; it must outlast putting every run to sleep),
-``--workers W`` (default 1). The issue's figure: ``--postgres --runs 10000 --delay 300``.
+minute), ``--delay S`` (default 30; it must outlast putting every run to sleep, about 12-20
+runs/s per worker on a loaded 2-core machine), ``--workers W`` (default 1), ``--spread S``
+(default 0: run *n* waits ``n * S / runs`` seconds longer, so the wakes come due over ``S``
+more seconds instead of at the rate the runs fell asleep, which outruns the workers: a wake's
+drive does more than the drive that put the run to sleep). The output gives both rates, so a
+latency that measures a backlog says so. The issue's figure: ``--postgres --runs 10000
+--workers 2 --delay 900``, and again with ``--spread 1200``.
 """
 
 from __future__ import annotations
@@ -77,6 +82,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def load() -> str:
+    """The machine's load averages (1, 5, 15 minutes): the figures are read beside them."""
+    return " / ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
 def moment(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
@@ -116,7 +126,13 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def measure(
-    env: dict[str, str], folder: Path, runs: int, delay: int, count: int, where: str
+    env: dict[str, str],
+    folder: Path,
+    runs: int,
+    delay: int,
+    count: int,
+    where: str,
+    spread: int = 0,
 ) -> None:
     os.environ.update(env)
     import django
@@ -133,12 +149,23 @@ def measure(
     call_command("migrate", verbosity=0, interactive=False)
     operator = User.objects.create_user("operator", password="benchmark-password-1")
     operator.groups.set(Group.objects.all())
-    digest = graphs.store_graph(operator, json.dumps(graph(delay))).graph
+    # With --spread, run n waits n * spread / runs seconds longer than --delay: its own graph
+    # of that delay (one per distinct delay), so the wakes come at a rate the workers can keep.
+    offsets = [n * spread // runs if spread else 0 for n in range(runs)]
+    digests = {
+        offset: graphs.store_graph(operator, json.dumps(graph(delay + offset))).graph
+        for offset in sorted(set(offsets))
+    }
     print(
-        f"sleeping runs on {where}: {runs:,} runs through a delay of {delay} s, "
-        f"{count} worker(s) polling every 1 s; {os.cpu_count()} cores (shared with other work)"
+        f"sleeping runs on {where}: {runs:,} runs through a delay of {delay} s"
+        f"{f' to {delay + max(offsets)} s' if spread else ''}, "
+        f"{count} worker(s) polling every 1 s; {os.cpu_count()} cores (shared with other work), "
+        f"load average {load()}"
     )
-    ids = [run_service.start_run(operator, digest, {"n": n}).run for n in range(runs)]
+    ids = [
+        run_service.start_run(operator, digests[offset], {"n": n}).run
+        for n, offset in enumerate(offsets)
+    ]
     connection.close()
     files = [folder / f"queries-{index}" for index in range(count)]
     command = ["db_worker", "--no-reload", "--no-startup-delay", "--verbosity", "0"]
@@ -205,6 +232,18 @@ def measure(
         f"p95 {percentile(late, 0.95):.3f} s, max {max(late):.3f} s; "
         f"none early, each woken once, all {runs:,} completed"
     )
+    # Wakes that come faster than the workers drive them wait in the queue: the latency then
+    # measures the backlog, not the waking. Both rates say which it was.
+    first_due, last_due = min(wake_at.values()), max(wake_at.values())
+    last_woken = max(times[0] for times in woken.values())
+    due_over = (last_due - first_due).total_seconds()
+    arriving = runs / max(due_over, 1e-3)
+    driven = runs / max((last_woken - first_due).total_seconds(), 1e-3)
+    print(
+        f"  wakes came due at {arriving:.1f} runs/s (over {due_over:.0f} s); "
+        f"the workers woke {driven:.1f} runs/s"
+    )
+    print(f"  load average at the end: {load()}")
 
 
 def main() -> None:
@@ -212,6 +251,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--delay", type=int, default=30)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--spread", type=int, default=0)
     parser.add_argument("--postgres", action="store_true")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gatehouse-bench-sleeping-") as name:
@@ -219,7 +259,15 @@ def main() -> None:
         if not arguments.postgres:
             url = f"sqlite:///{folder / 'bench.sqlite3'}"
             env = environment(folder, url)
-            measure(env, folder, arguments.runs, arguments.delay, arguments.workers, "SQLite")
+            measure(
+                env,
+                folder,
+                arguments.runs,
+                arguments.delay,
+                arguments.workers,
+                "SQLite",
+                arguments.spread,
+            )
             return
         if not postgres_available():
             print("-- skipped: no PostgreSQL server binaries here")
@@ -227,7 +275,15 @@ def main() -> None:
         port = int(os.environ.get("GATEHOUSE_BENCH_PG_PORT", "55445"))
         with private_postgres(port, prefix="gatehouse-bench-sleeping-pg-") as server:
             env = environment(folder, server.url)
-            measure(env, folder, arguments.runs, arguments.delay, arguments.workers, "PostgreSQL")
+            measure(
+                env,
+                folder,
+                arguments.runs,
+                arguments.delay,
+                arguments.workers,
+                "PostgreSQL",
+                arguments.spread,
+            )
 
 
 if __name__ == "__main__":

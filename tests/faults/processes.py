@@ -187,11 +187,13 @@ class Processes:
         self.logs[process.pid] = log
         return process, log
 
-    def worker(self) -> subprocess.Popen[bytes]:
+    def worker(self, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """A ``db_worker``; ``env`` adds to the environment."""
         process, _ = self._start(
             "worker",
             [PYTHON, "manage.py", "db_worker", "--no-reload", "--no-startup-delay",
              "--interval", "0.1"],
+            env,
         )  # fmt: skip
         return process
 

@@ -215,6 +215,13 @@ PAGES: tuple[Page, ...] = (
     ),
     Page("GET", "/runs/{gated_run}/", ("seen",), (("seen", ("0", "1", "3")),)),
     Page("POST", "/runs/{gated_run}/abandon/", ("reason",)),
+    Page("POST", "/runs/{gated_run}/wake/"),
+    Page(
+        "POST",
+        "/runs/{gated_run}/signal/",
+        ("seq", "input"),
+        (("seq", ("{gated_seq}", "0")), ("input", ('{"paid": true}', "{"))),
+    ),
     Page("GET", "/runs/{gated_run}/events/", ("before",), (("before", ("0", "2", "5")),)),
     Page("GET", "/runs/{gated_run}/events/{gated_seq}/"),
     Page("GET", "/runs/{gated_run}/events/99999999999999999999/"),

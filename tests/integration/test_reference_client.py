@@ -11,7 +11,8 @@ cut off by a killed worker resolved by hand; a failed run forked from its failed
 fork over a recorded write previewed, refused and then acknowledged (``preview_fork``,
 ``fork_run``, ``list_forks``); and 0.10's additions: a document built with
 ``GraphBuilder.delay`` and ``fold(…, on_bound="fail")``, a stream that ends on the sleeping run,
-its ``wake_at`` and ``overdue`` in ``get_run``, a resume answered ``still_sleeping``.
+its ``wake_at`` and ``overdue`` in ``get_run``, a resume answered ``still_sleeping``, and a run
+overdue then failed at its fold's bound, each with the synchronous and the asynchronous client.
 """
 
 from __future__ import annotations
@@ -524,6 +525,66 @@ def test_the_async_client_sees_a_built_delay_sleep_and_a_resume_answered_still_s
     assert status.overdue is False
     assert done["refused"] is not None and done["refused"].code == "still_sleeping"
     assert done["refused"].details["wake_at"] == status.wake_at
+
+
+async def _until(condition: Any, what: str, bound: float = 120.0) -> Any:
+    """Awaits ``condition()`` until it is truthy (its value), failing after ``bound`` seconds."""
+    deadline = asyncio.get_running_loop().time() + bound
+    while not (value := await condition()):
+        assert asyncio.get_running_loop().time() < deadline, f"gave up waiting until {what}"
+        await asyncio.sleep(0.05)
+    return value
+
+
+async def _async_overdue(deployment: Deployment) -> dict[str, Any]:
+    async with deployment.async_client() as client:
+        graph = (await client.submit_graph(waiting(GraphBuilder(), 1).build())).graph
+        run = await client.start_graph_run(graph, {"done": False})
+        asleep = client.stream_events(run)
+        [event async for event in asleep]
+
+        async def overdue() -> Any:
+            status = (await client.get_run(run)).status
+            return status.overdue_seconds and status
+
+        async def failed() -> bool:
+            return (await client.get_run(run)).status.state == "failed"
+
+        # The workers held still (SIGSTOP) so that nothing wakes the run past its wake_at.
+        for worker in deployment.workers:
+            os.kill(worker.pid, signal.SIGSTOP)
+        try:
+            late = await _until(overdue, "the run was overdue by a second")
+        finally:
+            for worker in deployment.workers:
+                os.kill(worker.pid, signal.SIGCONT)
+        await _until(failed, "the run woke on")
+        woken = client.stream_events(run)
+        kinds = [event.kind async for event in woken]
+        final = await client.get_run(run)
+        return {"asleep": asleep, "late": late, "woken": woken, "kinds": kinds, "final": final}
+
+
+def test_the_async_client_sees_a_run_overdue_and_then_failed_at_its_folds_bound(
+    deployment: Deployment,
+) -> None:
+    outcome: dict[str, Any] = {}
+    worker = threading.Thread(
+        target=lambda: outcome.update(done=asyncio.run(_async_overdue(deployment)))
+    )
+    worker.start()
+    worker.join(timeout=300)
+    done = outcome["done"]
+
+    assert done["asleep"].end.status.state == "sleeping"
+    late = done["late"]
+    assert late.state == "sleeping" and late.overdue is True
+    assert isinstance(late.overdue_seconds, int) and late.overdue_seconds >= 1
+    assert done["woken"].end.status.state == "failed"
+    assert done["kinds"].count("SleepCompleted") == 1
+    assert done["final"].status.state == "failed"
+    assert done["final"].status.raw["code"] == "fold_bound_exceeded"
+    assert "declares `on_bound: fail`" in done["final"].status.error
 
 
 def test_the_client_is_the_reference_release_these_tests_were_written_for() -> None:

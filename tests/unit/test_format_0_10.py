@@ -25,14 +25,14 @@ CASES: dict[str, Any] = json.loads(
 PARSED = [case for case in CASES["parse"] if "wire" in case]
 MALFORMED = [case for case in CASES["parse"] if "malformed" in case]
 #: The reference's ``examples/refine/refine-notice.json``, read where it is (beside the checkout,
-#: as ``.ci/run`` has it), never copied in.
-REFINE = (
-    Path(__file__).resolve().parents[3]
-    / "shared"
-    / "reference"
-    / "examples"
-    / "refine"
-    / "refine-notice.json"
+#: as ``.ci/run`` has it; a worktree may sit one level deeper), never copied in.
+REFINE = next(
+    (
+        folder / "shared" / "reference" / "examples" / "refine" / "refine-notice.json"
+        for folder in Path(__file__).resolve().parents[2].parents
+        if (folder / "shared" / "reference" / "examples").is_dir()
+    ),
+    Path(__file__).resolve().parents[3] / "shared/reference/examples/refine/refine-notice.json",
 )
 #: The SHA-256 of its canonical form (sorted keys, compact): the reference's README gives the
 #: agent's hash only, so the test also derives it with the standard library alone.

@@ -2,7 +2,9 @@
 
 django-tasks-db does not recover a task whose worker died (spec 04 *Durability*): every worker
 here also runs :func:`editor.tasks.sweep_expired_leases`, from a daemon thread every
-``GATEHOUSE_SWEEP_SECONDS``, so a run whose lease ran out is queued again. With ``--batch``
+``GATEHOUSE_SWEEP_SECONDS``, so a run whose lease ran out is queued again, and between sweeps
+:func:`editor.tasks.wake_due_runs` every ``GATEHOUSE_WAKE_POLL_SECONDS``, so a sleeping run whose
+own drive was lost still wakes within about that of its ``wake_at`` (spec 08). With ``--batch``
 (tests, one-off catch-up) it sweeps once before working through the queue instead.
 When the database goes away (a restart), the worker keeps its process and starts its loop
 again once the database answers, rather than exiting as django-tasks-db's worker does.
@@ -30,7 +32,7 @@ from django_tasks_db.management.commands.db_worker import Command as WorkerComma
 
 from editor import watchdog
 from editor.services.installation import tools
-from editor.tasks import sweep_expired_leases
+from editor.tasks import sweep_expired_leases, wake_due_runs
 from editor.tools import ToolRegistryError
 from editor.tools.mcp import CatalogueError
 
@@ -41,18 +43,25 @@ OUTAGE_RETRY_SECONDS = 1.0
 
 
 class Sweeper(threading.Thread):
-    """Calls :func:`sweep_expired_leases` every ``every`` seconds until stopped."""
+    """Calls :func:`sweep_expired_leases` every ``every`` seconds, and between two sweeps
+    :func:`wake_due_runs` every ``wake_every`` seconds, until stopped."""
 
-    def __init__(self, every: float) -> None:
+    def __init__(self, every: float, wake_every: float) -> None:
         super().__init__(name="lease-sweeper", daemon=True)
         self.every = every
+        self.wake_every = min(wake_every, every)
         self.stopped = threading.Event()
 
     def run(self) -> None:
         try:
+            next_sweep = time.monotonic()
             while not self.stopped.is_set():
-                sweep_once()
-                self.stopped.wait(self.every)
+                if time.monotonic() >= next_sweep:
+                    sweep_once()  # the sweep wakes the due runs too
+                    next_sweep = time.monotonic() + self.every
+                else:
+                    wake_once()
+                self.stopped.wait(self.wake_every)
         finally:
             connection.close()
 
@@ -67,6 +76,15 @@ def sweep_once() -> int:
     except Exception:  # the database may be briefly unavailable; the next sweep tries again
         logger.exception("the sweep for expired run leases failed")
         # on a new connection: the database may have restarted, leaving this one broken
+        connection.close()
+        return 0
+
+
+def wake_once() -> int:
+    try:
+        return wake_due_runs()
+    except Exception:  # as for the sweep: the next poll tries again, on a new connection
+        logger.exception("the look for sleeping runs past their wake_at failed")
         connection.close()
         return 0
 
@@ -107,7 +125,7 @@ class Command(WorkerCommand):
         # A long-running worker: a drive stuck past its run's wall time and the watchdog's
         # grace ends the process, for its supervisor to start a fresh one (editor.watchdog).
         watchdog.exit_when_stuck = True
-        sweeper = Sweeper(settings.GATEHOUSE_SWEEP_SECONDS)
+        sweeper = Sweeper(settings.GATEHOUSE_SWEEP_SECONDS, settings.GATEHOUSE_WAKE_POLL_SECONDS)
         sweeper.start()
         try:
             self.work_through_outages(*args, **options)

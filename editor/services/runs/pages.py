@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
@@ -25,6 +26,7 @@ from django.db.models.fields.json import KT
 
 from editor.engine import TERMINAL, Levels, RunState, RunTrace, level_of, levels, run_trace
 from editor.engine.ports import Envelope
+from editor.engine.status import instant
 from editor.graph import Graph
 from editor.graph.dot import RunMarks
 from editor.graph.jsonio import pretty_json
@@ -72,14 +74,24 @@ _WAITING_WORDS = {
 
 @dataclass(frozen=True, slots=True)
 class WaitingItem:
-    """One item a parked run waits for, with the inbox card that resolves it."""
+    """One item a parked run waits for: with the inbox card that resolves it, or for a
+    signal wait (a system owes the input, spec 08), nobody's card: its reason and schema."""
 
     kind: str
     node: str
     name: str
     #: Where inside maps and folds (``m[2]``), empty at the top.
     where: str
-    card_url: str
+    #: The inbox card; ``None`` for a signal wait.
+    card_url: str | None
+    #: Where the wait was recorded in the log (what the run page's resume form names).
+    seq: int | None = None
+    signal: bool = False
+    reason: str = ""
+    #: The recorded ``input_schema``, indented JSON (signal waits).
+    schema_json: str = ""
+    #: When the wait was recorded (signal waits).
+    since: datetime | None = None
 
     @property
     def words(self) -> str:
@@ -113,6 +125,16 @@ class RunPage:
     seen: int = 0
     #: An agent run's agent name, when the agent has one.
     agent_name: str | None = None
+
+    @property
+    def waiting_people(self) -> list[WaitingItem]:
+        """The items a person resolves on an inbox card."""
+        return [item for item in self.waiting if not item.signal]
+
+    @property
+    def waiting_systems(self) -> list[WaitingItem]:
+        """The signal waits: nobody's card; operators may answer them on the run page."""
+        return [item for item in self.waiting if item.signal]
 
 
 def is_live(state: str) -> bool:
@@ -212,8 +234,17 @@ def _waiting(info: runs.RunInfo, graph_levels: Levels) -> list[WaitingItem]:
     for item in info.pending:
         node = str(item.get("node"))
         name, where = _display(graph_levels, item.get("scope"), node)
+        seq = item.get("seq") if isinstance(item.get("seq"), int) else None
+        kind = str(item.get("kind"))
+        if item.get("wait") == "signal":
+            reason, schema = str(item.get("reason") or ""), pretty_json(item.get("input_schema"))
+            since = instant(item.get("at"))
+            items.append(
+                WaitingItem(kind, node, name, where, None, seq, True, reason, schema, since)
+            )
+            continue
         card = f"/inbox/?{urlencode({'run': info.run})}#{card_id(info.run, item.get('seq'))}"
-        items.append(WaitingItem(str(item.get("kind")), node, name, where, card))
+        items.append(WaitingItem(kind, node, name, where, card, seq))
     return items
 
 

@@ -4,18 +4,25 @@ recorded ``wake_at``, ``409 still_sleeping`` before it, and the wake after it.""
 from __future__ import annotations
 
 import json
+import re
+import threading
 from datetime import datetime
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from editor.drives import queue_drive
+from editor.management.commands import db_worker
 from editor.models import Run
 from editor.store import OrmRunStore
-from editor.tasks import sweep_expired_leases
+from editor.tasks import sweep_expired_leases, wake_due_runs
 from tests.integration.api.callers import Caller, bearer_caller, error_of, json_of
 from tests.integration.api.running import (
     drive,
@@ -141,6 +148,72 @@ def test_a_run_past_its_wake_is_overdue_found_by_the_sweep_and_wakes_once(
     assert drive(run_id) is None  # a second waker finds nothing to do
 
 
+def test_the_waker_costs_one_query_while_no_run_is_due(api: Caller, operator_api: Caller) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+
+    with CaptureQueriesContext(connection) as captured:
+        assert wake_due_runs() == 0
+
+    assert len(captured) == 1
+    assert "wake_at" in captured[0]["sql"]
+
+
+def test_the_waker_leaves_a_due_run_to_its_own_wake_task_while_that_task_waits(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+    queue_drive(run_id, datetime.fromisoformat("2026-01-01T00:00:05+00:00"))  # due, not taken yet
+    tasks = DBTaskResult.objects.count()
+
+    assert wake_due_runs() == 0
+
+    assert DBTaskResult.objects.count() == tasks  # no second task
+    assert drive(run_id) == "completed"
+
+
+def test_the_waker_queues_a_due_run_whose_wake_task_was_lost_once_however_many_look(
+    api: Caller, operator_api: Caller
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+    queue_drive(run_id, datetime.fromisoformat("2026-01-01T00:00:05+00:00"))
+    DBTaskResult.objects.filter(id=Run.objects.get(pk=run_id).queue_task).delete()  # lost
+
+    assert wake_due_runs() == 1
+    assert wake_due_runs() == 0  # another worker's poll a moment later: held, not queued again
+
+    assert drive(run_id) == "completed"
+    assert kinds_of(operator_api, run_id).count("SleepCompleted") == 1
+
+
+def test_a_worker_looks_for_due_runs_every_wake_poll_between_its_sweeps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    enough = threading.Event()
+
+    def called(name: str) -> Any:
+        def call() -> int:
+            calls.append(name)
+            if calls.count("wake") >= 3:
+                enough.set()
+            return 0
+
+        return call
+
+    monkeypatch.setattr(db_worker, "sweep_expired_leases", called("sweep"))
+    monkeypatch.setattr(db_worker, "wake_due_runs", called("wake"))
+    sweeper = db_worker.Sweeper(3600, 0.01)
+    sweeper.start()
+    try:
+        assert enough.wait(30), calls
+    finally:
+        sweeper.stop()
+
+    assert calls[0] == "sweep"  # a sweep at start-up, which wakes the due runs too
+    assert calls.count("sweep") == 1  # the next is an hour away; the waker polls meanwhile
+
+
 def test_a_resume_after_the_wake_drives_the_run_on_for_operators_only(
     api: Caller, operator_api: Caller, approver: User
 ) -> None:
@@ -171,19 +244,72 @@ def test_a_stream_of_a_sleeping_run_ends_with_its_sleeping_status(
     assert len(sent) == event_count(run_id) + 1
 
 
-def test_the_run_page_says_where_and_until_when_a_run_sleeps(
+def test_the_run_page_says_until_when_a_run_sleeps_counting_down_in_local_time(
     api: Caller, operator_api: Caller, client: Client, operator: User
 ) -> None:
     run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
     drive(run_id)
     wake_at = run_of(operator_api, run_id)["status"]["wake_at"]
+    moment = datetime.fromisoformat(wake_at.replace("Z", "+00:00"))
     client.force_login(operator)
 
     page = client.get(f"/runs/{run_id}/").content.decode()
 
     assert "◷ sleeping" in page
-    assert f'<time datetime="{wake_at}" class="wake-at">{wake_at}</time>' in page
-    assert "Sleeping at <code>cooloff</code>" in page
+    assert (
+        f'Sleeping until <time datetime="{moment.isoformat()}" data-local-time data-local-seconds>'
+        f"{moment:%Y-%m-%d %H:%M:%S} UTC</time>"
+    ) in page  # rewritten in the reader's time zone by local-time.js
+    assert f'<span class="countdown" data-wake-at="{wake_at}">wakes in <strong>' in page
+    assert re.search(r"wakes in <strong>(59 min [0-9]+ s|1 h)</strong>", page)
+    assert "waits at <code>cooloff</code>" in page
+    assert "Overdue" not in page
+
+
+def test_the_run_page_says_overdue_when_the_wake_time_has_passed_without_a_wake(
+    api: Caller, operator_api: Caller, client: Client, operator: User
+) -> None:
+    run_id = asleep_since_january(operator_api, api)
+    client.force_login(operator)
+
+    page = client.get(f"/runs/{run_id}/").content.decode()
+
+    assert 'Sleeping until <time datetime="2026-01-01T00:00:05+00:00"' in page
+    assert re.search(r'class="countdown overdue"[^>]*><strong>Overdue</strong> by [0-9]+ d', page)
+    assert "no worker has woken it yet" in page
+
+
+def test_the_runs_list_shows_each_sleeping_run_until_when_and_which_are_overdue(
+    api: Caller, operator_api: Caller, client: Client, operator: User
+) -> None:
+    overdue = asleep_since_january(operator_api, api)
+    asleep = start(operator_api, store(api, cooloff(3600)), input={"id": 8})
+    drive(asleep)
+    done = start(operator_api, store(api, cooloff(3600)), input={"id": 9})
+    record(done, ("RunAbandoned", {"reason": "not needed", "by": "someone"}))
+    queued = start(operator_api, store(api, cooloff(60)), input={"id": 10})
+    client.force_login(operator)
+
+    everything = client.get("/runs/").content.decode()
+    sleeping = client.get("/runs/", {"state": "sleeping"}).content.decode()
+
+    assert all(run in everything for run in (overdue, asleep, done, queued))
+    rows = {run: row_of(sleeping, run) for run in (overdue, asleep, done, queued)}
+    assert rows[done] is None and rows[queued] is None  # only the sleeping runs are listed
+    assert "Sleeping until" in str(rows[overdue]) and "<strong>Overdue</strong>" in str(
+        rows[overdue]
+    )
+    assert "Sleeping until" in str(rows[asleep]) and "wakes in <strong>" in str(rows[asleep])
+    assert "Overdue" not in str(rows[asleep])
+    assert "js/countdown.js" in sleeping
+
+
+def row_of(page: str, run_id: str) -> str | None:
+    """The runs list's table row of this run, as HTML text."""
+    for row in re.findall(r"<tr>.*?</tr>", page, flags=re.DOTALL):
+        if f'value="{run_id}"' in row:
+            return str(row)
+    return None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -277,3 +403,108 @@ def test_the_run_page_counts_down_to_the_wake_and_offers_operators_wake_now(
     late = client.post(f"/runs/{run_id}/wake/")
     assert late.status_code == 409
     assert "Not woken: the run is not sleeping" in late.content.decode()
+
+
+def test_forking_a_sleeping_run_from_a_node_behind_its_delay_is_400_invalid_fork_node(
+    api: Caller, operator_api: Caller
+) -> None:
+    origin = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(origin)
+    runs_before = Run.objects.count()
+
+    for body in ({"from_node": "publish", "dry_run": True}, {"from_node": "publish"}):
+        refused = operator_api.post(f"/v1/runs/{origin}/fork", body)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == "invalid_fork_node"
+        assert "never entered node `publish`" in error_of(refused)["message"]
+    assert Run.objects.count() == runs_before
+    assert run_of(operator_api, origin)["status"]["state"] == "sleeping"  # the origin sleeps on
+
+
+def test_a_fork_from_the_sleeping_delay_itself_waits_afresh_on_its_own_clock(
+    api: Caller, operator_api: Caller
+) -> None:
+    origin = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(origin)
+
+    made = operator_api.post(f"/v1/runs/{origin}/fork", {"from_node": "cooloff"})
+
+    assert made.status_code == 201, made.content
+    child = made.json()["run"]
+    assert drive(child) == "sleeping"
+
+    def observed(run_id: str) -> list[str]:
+        events = events_of(operator_api, run_id)
+        return [e["event"]["payload"]["now"] for e in events if e["event"]["kind"] == "NowObserved"]
+
+    (origin_now,) = observed(origin)
+    (child_now,) = observed(child)  # its own clock read, not the origin's copied
+    assert child_now > origin_now
+    origin_wake = run_of(operator_api, origin)["status"]["wake_at"]
+    assert run_of(operator_api, child)["status"]["wake_at"] > origin_wake  # the full hour again
+    assert run_of(operator_api, origin)["status"]["state"] == "sleeping"
+
+
+def test_a_wake_resolves_names_again_and_fails_the_run_when_one_no_longer_resolves(
+    api: Caller, operator_api: Caller, settings: Any
+) -> None:
+    from editor.services.installation import tools
+
+    settings.GATEHOUSE_TOOL_MODULES = ["tests.integration.runs.fork_tools"]
+    tools.cache_clear()
+    try:
+        graph = json.loads(json.dumps(cooloff(5)))
+        graph["nodes"][1]["payload"]["tool"] = "counted"
+        run_id = start(operator_api, store(api, graph), input={"id": 7})
+        record(run_id, ("NodeEntered", {"node": "cooloff"}))
+        record(
+            run_id,
+            ("NowObserved", {"now": "2026-01-01T00:00:00.000000Z"}),
+            ("SleepStarted", {"node": "cooloff", "wake_at": "2026-01-01T00:00:05.000000Z"}),
+        )
+        # The installation changed while the run slept: its tool is no longer registered.
+        settings.GATEHOUSE_TOOL_MODULES = []
+        tools.cache_clear()
+
+        assert drive(run_id) == "failed"
+    finally:
+        tools.cache_clear()
+
+    status = run_of(operator_api, run_id)["status"]
+    assert status["state"] == "failed"
+    assert "`counted`" in status["error"]
+    kinds = kinds_of(operator_api, run_id)
+    assert "SleepCompleted" not in kinds
+    assert kinds[-1] == "RunFailed"
+    assert Run.objects.get(pk=run_id).wake_at is None
+
+
+def test_an_operator_abandons_a_sleeping_run_over_http_and_its_wake_records_nothing(
+    api: Caller, operator_api: Caller, approver: User
+) -> None:
+    run_id = start(operator_api, store(api, cooloff(3600)), input={"id": 7})
+    drive(run_id)
+    url = f"/v1/runs/{run_id}/abandon"
+
+    refused = bearer_caller(approver).post(url, {"reason": "no"})
+    assert refused.status_code == 403
+    response = operator_api.post(url, {"reason": "the notice was withdrawn"})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body == {
+        "run": run_id,
+        "abandoned": True,
+        "appended_seq": event_count(run_id) - 1,
+        "status": {"state": "abandoned", "reason": "the notice was withdrawn"},
+    }
+    kinds = kinds_of(operator_api, run_id)
+    assert kinds[-1] == "RunAbandoned" and "SleepCompleted" not in kinds
+    # The wake queued for wake_at comes to a finished run: nothing to claim, nothing recorded.
+    Run.objects.filter(pk=run_id).update(wake_at=timezone.now())
+    assert drive(run_id) is None
+    assert wake_due_runs() == 0
+    assert kinds_of(operator_api, run_id) == kinds
+    again = operator_api.post(url, {"reason": "twice"})
+    assert again.status_code == 409
+    assert error_of(again)["code"] == "wrong_state"
