@@ -20,6 +20,7 @@ from editor.views import (
     run_details,
     runs,
     runs_compare,
+    test_nodes,
     test_runs,
     tools,
     usage,
@@ -108,6 +109,13 @@ urlpatterns = [
     path("graphs/<slug:slug>/test/pin/", test_runs.pin, name="editor_test_pin"),
     path("graphs/<slug:slug>/test/unpin/", test_runs.unpin, name="editor_test_unpin"),
     path("graphs/<slug:slug>/test/decide/", test_runs.decide, name="editor_test_decide"),
+    path("graphs/<slug:slug>/test/node/", test_nodes.node_result, name="editor_test_node"),
+    path("graphs/<slug:slug>/test/node/run/", test_nodes.execute, name="editor_test_execute"),
+    path(
+        "graphs/<slug:slug>/test/node/from-here/",
+        test_nodes.from_here,
+        name="editor_test_from_here",
+    ),
     path("runs/compare/", runs_compare.compare_page, name="runs_compare"),
     path(
         "graphs/<slug:slug>/history/restore/",

@@ -58,6 +58,7 @@ __all__ = [
     "RECENT_RUNS_SEARCHED",
     "Received",
     "execute_node",
+    "node_write_tools",
     "received_input",
     "test_from_here",
 ]
@@ -215,6 +216,20 @@ def execute_node(
         document_slug=document.slug,
         test=TestOf(revision=document.draft.revision, pins={}, node=node),
     )
+
+
+def node_write_tools(slug: str, node_id: str) -> list[str]:
+    """The ``write`` tools **Execute this node** would call for ``node_id`` (and the body node
+    of a map or fold whose body is one), by name; none when the draft does not parse."""
+    graph = parsed_draft(document_row(slug))
+    if graph is None:
+        return []
+    chosen = next((item for item in graph.nodes if item.id == node_id), None)
+    if chosen is None:
+        return []
+    # Every other top-level node stands aside as if pinned (a pinned node calls nothing).
+    aside = {item.id: None for item in graph.nodes if item.id not in _ids(chosen)}
+    return [entry["tool"] for entry in write_tools(graph, aside)]
 
 
 # --- Test from here -----------------------------------------------------------------------

@@ -1,7 +1,13 @@
 """The editor's **Test** panel: test runs of the draft, its sample inputs and its pins
 (issue 24). Each form posts here and is answered with the panel again (``200``, a refusal said
-inside it, so htmx swaps it); without JavaScript, the panel is a page of its own. The runs in
-it poll while one of them moves, and stop once every one rests."""
+inside it, so htmx swaps it); without JavaScript, the panel is a page of its own.
+
+The newest test run is drawn on the canvas (``#test-results``, painted by
+``static/js/test-panel.js``). While it moves, the panel follows its event stream (``/live/``,
+``#test-live``): each ``run`` event fetches the list again (:func:`run_list`), which replaces the
+stream only when the run to follow changed (a newer run, or this one resting), and tells the
+page the results changed (``HX-Trigger``) so the node panel's result follows too. Nothing
+polls."""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import trigger_client_event
 
 from editor.graph.jsonio import read_json
 from editor.services import runs, samples, test_panel, test_runs
@@ -29,6 +36,11 @@ __all__ = ["decide", "panel", "pin", "run_list", "save_samples", "start", "unpin
 PAGE = "editor/test.html"
 
 
+#: The events the page's parts listen for: the list of test runs, and the node's result.
+RUNS_CHANGED = "test-runs-changed"
+RESULTS_CHANGED = "test-results-changed"
+
+
 def _render(request: HtmxHttpRequest, slug: str, **extra: Any) -> HttpResponse:
     shown = test_panel.test_panel(request.user, slug)
     context = {
@@ -36,7 +48,10 @@ def _render(request: HtmxHttpRequest, slug: str, **extra: Any) -> HttpResponse:
         "samples_json": json.dumps({s.name: s.input for s in shown.samples}),
         **extra,
     }
-    return render(request, f"{PAGE}#panel" if request.htmx else PAGE, context)
+    response = render(request, f"{PAGE}#panel" if request.htmx else PAGE, context)
+    if request.method == "POST" and request.htmx:
+        return trigger_client_event(response, RESULTS_CHANGED)
+    return response
 
 
 def _json(text: str, what: str) -> Any:
@@ -54,9 +69,13 @@ def panel(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_safe
 def run_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """The panel's test runs alone: what its polling fetches."""
+    """The panel's test runs alone, with the canvas's results: what the run's event stream
+    (``?watching=<run>``: the run the page follows now) and the node panel's actions fetch."""
     shown = test_panel.test_panel(request.user, slug)
-    return render(request, f"{PAGE}#runs", {"panel": shown})
+    watching = request.GET.get("watching", "")
+    context = {"panel": shown, "restream": watching != (shown.stream_run or "")}
+    response = render(request, f"{PAGE}#run_list", context)
+    return trigger_client_event(response, RESULTS_CHANGED)
 
 
 def _attempt(request: HtmxHttpRequest, slug: str, action: Any, done: str, **kept: Any) -> Any:
