@@ -54,9 +54,11 @@ def _render(
     request: HtmxHttpRequest, slug: str, node: str, level: list[str], **extra: Any
 ) -> HttpResponse:
     shown = test_results.node_panel(request.user, slug, node, level)
-    context = {"panel": shown, **extra}
-    template = f"{PAGE}#result" if is_fragment_request(request) else PAGE
-    return render(request, template, context)
+    fragment = is_fragment_request(request)
+    # An action's outcome goes out of band beside the result (which reloads as runs move).
+    acted = "message" in extra or "error" in extra
+    context = {"panel": shown, "oob": fragment, "acted": acted, **extra}
+    return render(request, f"{PAGE}#result" if fragment else PAGE, context)
 
 
 @require_safe
