@@ -106,6 +106,7 @@ urlpatterns = [
     path("graphs/<slug:slug>/test/runs/", test_runs.run_list, name="editor_test_runs"),
     path("graphs/<slug:slug>/test/run/", test_runs.start, name="editor_test_run"),
     path("graphs/<slug:slug>/test/samples/", test_runs.save_samples, name="editor_test_samples"),
+    path("graphs/<slug:slug>/test/sample/", test_runs.save_sample, name="editor_test_sample"),
     path("graphs/<slug:slug>/test/pin/", test_runs.pin, name="editor_test_pin"),
     path("graphs/<slug:slug>/test/unpin/", test_runs.unpin, name="editor_test_unpin"),
     path("graphs/<slug:slug>/test/decide/", test_runs.decide, name="editor_test_decide"),

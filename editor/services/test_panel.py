@@ -15,7 +15,7 @@ from editor.services.access import can_author
 from editor.services.document_rows import document_row
 from editor.services.errors import DraftInvalid
 from editor.services.run_rows import TERMINAL_STATES, RunInfo
-from editor.services.samples import Sample, list_samples
+from editor.services.samples import Sample, SampleForms, list_samples, sample_forms
 from editor.services.test_results import CanvasResults, canvas_results
 from editor.services.test_runs import (
     Pin,
@@ -67,6 +67,8 @@ class TestPanel:
     runs: list[TestRunRow] = field(default_factory=list)
     #: The newest test run drawn on the canvas.
     results: CanvasResults | None = None
+    #: Each sample as a form generated from the entry node's input schema.
+    sample_forms: SampleForms | None = None
 
     @property
     def samples_text(self) -> str:
@@ -115,6 +117,7 @@ def test_panel(user: Any, slug: str) -> TestPanel:
         revision=document.draft.revision,
         runs=[_row(run) for run in recent_test_runs(slug)],
         results=canvas_results(slug),
+        sample_forms=sample_forms(slug, chosen.samples),
     )
 
 

@@ -12,6 +12,7 @@ polls."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from django.http import HttpResponse
@@ -31,7 +32,16 @@ from editor.services.errors import (
 )
 from editor.views.htmx import HtmxHttpRequest
 
-__all__ = ["decide", "panel", "pin", "run_list", "save_samples", "start", "unpin"]
+__all__ = [
+    "decide",
+    "panel",
+    "pin",
+    "run_list",
+    "save_sample",
+    "save_samples",
+    "start",
+    "unpin",
+]
 
 PAGE = "editor/test.html"
 
@@ -41,8 +51,16 @@ RUNS_CHANGED = "test-runs-changed"
 RESULTS_CHANGED = "test-results-changed"
 
 
-def _render(request: HtmxHttpRequest, slug: str, **extra: Any) -> HttpResponse:
+def _render(
+    request: HtmxHttpRequest,
+    slug: str,
+    edited: samples.SampleForm | None = None,
+    **extra: Any,
+) -> HttpResponse:
     shown = test_panel.test_panel(request.user, slug)
+    if edited is not None and shown.sample_forms is not None:
+        # A refused sample's form comes back as it was typed, with its errors.
+        shown = replace(shown, sample_forms=samples.with_form(shown.sample_forms, edited))
     context = {
         "panel": shown,
         "samples_json": json.dumps({s.name: s.input for s in shown.samples}),
@@ -122,6 +140,26 @@ def save_samples(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         samples.put_samples(request.user, slug, _json(text, "The samples"))
 
     return _attempt(request, slug, go, "Samples saved.", samples_text=text)
+
+
+@require_POST
+def save_sample(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """One sample from its generated form (``original``: its name before, empty for a new
+    one), or with ``delete``, removed."""
+    original = request.POST.get("original", "")
+    if request.POST.get("delete"):
+
+        def delete() -> None:
+            samples.delete_sample(request.user, slug, original)
+
+        return _attempt(request, slug, delete, f"The sample {original} is deleted.")
+    name = request.POST.get("name", "")
+    try:
+        samples.save_sample(request.user, slug, original, name, request.POST.dict())
+    except samples.InvalidSample as refused:
+        said = f"The sample was not saved: {refused}."
+        return _render(request, slug, edited=refused.form, error=said, samples_open=True)
+    return _render(request, slug, message=f"The sample {name.strip()} is saved.")
 
 
 @require_POST
