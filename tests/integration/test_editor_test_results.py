@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from editor.models import Run
-from editor.services import documents, test_runs
+from editor.services import documents, test_nodes, test_runs
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import drive
 from tests.integration.runs.fork_tools import WRITING
@@ -244,3 +244,12 @@ def test_someone_who_is_not_an_author_sees_results_but_no_actions(
     assert "Execute this node" not in shown.content.decode()
     refused = client.post(f"/graphs/{slug}/test/node/run/", {"node": "ask"}, headers=HTMX)
     assert refused.status_code == 403
+
+
+def test_the_run_page_says_a_node_ran_alone(author_client: Client, author: User) -> None:
+    slug = make(author)
+    alone = test_nodes.execute_node(author, slug, "ask", {"n": 1}).run
+
+    page = author_client.get(f"/runs/{alone}/").content.decode()
+
+    assert "node <code>ask</code> alone (<strong>Execute this node</strong>)" in page
