@@ -41,11 +41,16 @@
     var source = document.getElementById("test-results-data");
     if (!source) return null;
     try {
-      return JSON.parse(source.textContent);
+      var data = JSON.parse(source.textContent);
+      data.text = source.textContent;
+      return data;
     } catch (error) {
       return null;
     }
   }
+
+  // The results each drawing was last painted with (its data's text).
+  var paintedWith = new WeakMap();
 
   function unpaint(svg) {
     svg.querySelectorAll(".test-badge").forEach(function (badge) {
@@ -82,7 +87,6 @@
     var svg = document.querySelector("#canvas-panel svg");
     var figure = document.querySelector("#canvas-panel [data-canvas]");
     if (!svg || !figure) return;
-    unpaint(svg);
     var data = results();
     var older = Boolean(data && data.revision !== null && data.revision !== draftRevision(data));
     figure.classList.toggle("test-older", older);
@@ -90,9 +94,22 @@
       note.hidden = !older;
     });
     if (!data) {
+      unpaint(svg);
+      paintedWith.delete(svg);
       svg.removeAttribute("data-test-painted");
       return;
     }
+    // Most answers (a keystroke in a form) leave the drawing and the results as they were:
+    // repaint only when either changed (a drawing patched in place loses its marks on the
+    // items it redrew, so the marks are counted too).
+    if (
+      paintedWith.get(svg) === data.text &&
+      svg.querySelectorAll("g.node.test-mark").length === Number(svg.getAttribute("data-test-nodes")) &&
+      svg.querySelectorAll("g.edge.test-walked").length === Number(svg.getAttribute("data-test-edges"))
+    ) {
+      return;
+    }
+    unpaint(svg);
     var marks = {};
     data.marks.forEach(function (mark) {
       marks[key(mark.in, mark.node)] = mark;
@@ -130,6 +147,9 @@
     // What the page shows now, for the browser tests and the benchmark: the run and how many
     // of its nodes are painted.
     svg.setAttribute("data-test-painted", data.run + " " + data.state + " " + painted);
+    paintedWith.set(svg, data.text);
+    svg.setAttribute("data-test-nodes", String(painted));
+    svg.setAttribute("data-test-edges", String(svg.querySelectorAll("g.edge.test-walked").length));
   }
 
   function refresh() {
