@@ -23,12 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from editor.engine import ForkPlan, RunRecord
 from editor.engine.routing import Routing
 from editor.engine.schemas import first_violation
-from editor.graph import MISSING, BranchNode, FoldNode, Graph, MapNode, graph_hash, read_json
+from editor.graph import MISSING, BranchNode, FoldNode, Graph, MapNode, graph_hash, wire_json
 from editor.graph.model import NodeBody, input_schema_of
 from editor.models import Document, Run, RunEvent
 from editor.services.document_rows import document_row, require_author
@@ -149,15 +147,10 @@ def _node_document(document: Document, node_id: str) -> tuple[Graph, Any]:
     ]
     if held:
         raise DraftInvalid(held, document.draft.revision)
-    wire = read_json(document.draft.text)
     wanted = _ids(node)
-    alone = {
-        **wire,
-        "nodes": [entry for entry in wire["nodes"] if entry["payload"]["id"] in wanted],
-        "edges": [],
-    }
+    alone = Graph(graph.schema_version, tuple(item for item in graph.nodes if item.id in wanted))
     try:
-        return check_graph(orjson.dumps(alone)), node
+        return check_graph(wire_json(alone)), node
     except InvalidGraph as invalid:
         raise DraftInvalid(list(invalid.errors), document.draft.revision) from None
 

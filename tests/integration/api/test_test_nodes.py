@@ -300,3 +300,35 @@ def test_testing_from_here_needs_the_draft_valid(api: Caller) -> None:
 
     assert response.status_code == 409
     assert error_of(response)["code"] == "draft_invalid"
+
+
+def test_executing_a_map_runs_its_body_node_with_it(api: Caller) -> None:
+    mapped = {
+        "schema_version": 1,
+        "nodes": [
+            {"kind": "tool", "payload": {"id": "first", "tool": "echo"}},
+            {
+                "kind": "map",
+                "payload": {
+                    "id": "fan",
+                    "over": "items",
+                    "concurrency": 1,
+                    "body": {"kind": "node", "value": "each"},
+                },
+            },
+            {"kind": "tool", "payload": {"id": "each", "tool": "echo"}},
+        ],
+        "edges": [{"from": "first", "to": "fan"}],
+    }
+    slug = document(api, mapped)
+
+    response = api.post(
+        f"/v1/documents/{slug}/test-runs", {"node": "fan", "input": {"items": [1, 2]}}
+    )
+
+    assert response.status_code == 201, response.content
+    run = response.json()["run"]
+    assert drive(run) == "completed"
+    assert nodes_run(api, run)[0] == "fan"
+    assert "first" not in nodes_run(api, run)
+    assert run_of(api, run)["status"]["output"] == [1, 2]
