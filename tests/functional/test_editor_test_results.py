@@ -109,6 +109,7 @@ def test_a_test_run_is_drawn_on_the_canvas_then_a_node_is_run_alone_and_from_the
     assert_accessible(page, include="#node-panel")
 
     # Execute this node: `big` alone, on the input it received.
+    wait_for_htmx(page)
     result.get_by_role("button", name="Execute this node").click()
     status = page.locator("#node-test-status")
     expect(status).to_contain_text("Test run started: big alone.")
@@ -120,7 +121,8 @@ def test_a_test_run_is_drawn_on_the_canvas_then_a_node_is_run_alone_and_from_the
     expect(result).to_contain_text("big alone")
 
     # Test from here: the draft from `big` on, what came before replayed from the run that
-    # reached it.
+    # reached it. (The node's result reloads once more as the run finishes: let it.)
+    wait_for_htmx(page)
     with htmx_settles(page):
         result.get_by_role("button", name="Test from here").click()
     expect(status).to_contain_text("Test run started from big.")
@@ -132,6 +134,7 @@ def test_a_test_run_is_drawn_on_the_canvas_then_a_node_is_run_alone_and_from_the
     expect(page.locator("[data-canvas].test-older")).to_have_count(0)
 
     # The draft moves on: the result is greyed, and says which revision it is from.
+    wait_for_htmx(page)
     with htmx_settles(page):
         page.get_by_label("Display name").fill("Big one")
     expect(page.locator("[data-canvas].test-older")).to_have_count(1)
