@@ -79,14 +79,14 @@ class Received:
 # --- The input a node received ------------------------------------------------------------
 
 
-def _reached(document: Document, node: str, *, tests_only: bool = True) -> Run | None:
-    """The newest run of ``document`` (a test run, unless ``tests_only`` is off) that entered
+def _reached(document: Document, node: str) -> Run | None:
+    """The newest of the document's last :data:`RECENT_RUNS_SEARCHED` test runs that entered
     ``node`` at the top of its graph."""
-    runs = Run.objects.filter(document=document)
-    if tests_only:
-        runs = runs.filter(test_revision__isnull=False)
-    newest = list(runs.order_by("-created_at", "-id").values_list("id", flat=True))
-    newest = newest[:RECENT_RUNS_SEARCHED]
+    newest = list(
+        Run.objects.filter(document=document, test_revision__isnull=False)
+        .order_by("-created_at", "-id")
+        .values_list("id", flat=True)[:RECENT_RUNS_SEARCHED]
+    )
     if not newest:
         return None
     entered = (
