@@ -362,7 +362,7 @@ class Run(models.Model):
     forked_from = models.JSONField(null=True, blank=True)
     #: For a test run of a document's draft, the draft revision it ran (``document`` is the
     #: draft's document); ``None`` for every other run. Test runs stay out of the inbox and the
-    #: default runs list (editor.services.test_runs).
+    #: default runs list (editor.services.runs.test_runs).
     test_revision = models.PositiveIntegerField(null=True, blank=True)
     #: A test run's pinned outputs, node id → output, copied from the document's pins when it
     #: started: the drive uses them instead of running those nodes. Never a frozen run's.
@@ -390,7 +390,7 @@ class Run(models.Model):
             models.Index(fields=("state", "parked_at"), name="run_state_parked"),
             # The runs list, newest first, paged on (created_at, id): one index per filter,
             # each in the list's order, so a page reads its rows and stops
-            # (editor.services.run_filters; the label filter has a GIN index on PostgreSQL).
+            # (editor.services.runs.filters; the label filter has a GIN index on PostgreSQL).
             models.Index(fields=("-created_at", "-id"), name="run_created"),
             models.Index(fields=("state", "-created_at", "-id"), name="run_state_created"),
             models.Index(fields=("graph", "-created_at", "-id"), name="run_graph_created"),
@@ -448,7 +448,7 @@ class RunEvent(models.Model):
         ]
         indexes: ClassVar[list[models.Index]] = [
             # The decision log, newest first: only the resolutions, in id order. A query uses
-            # it with this condition written as SQL (editor.services.inbox_log): SQLite takes a
+            # it with this condition written as SQL (editor.services.inbox.log): SQLite takes a
             # partial index only for a condition of literals, never of bound parameters.
             models.Index(
                 fields=("-id",),

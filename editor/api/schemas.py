@@ -20,7 +20,7 @@ from pydantic import (
     model_serializer,
 )
 
-from editor.services import history
+from editor.services.documents import history
 
 __all__ = [
     "AbandonIn",

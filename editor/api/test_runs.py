@@ -25,8 +25,11 @@ from editor.api.test_run_schemas import (
     TestRunListOut,
 )
 from editor.graph import MISSING
-from editor.services import run_compare, runs, samples, test_nodes, test_runs
+from editor.services import runs, test_nodes
+from editor.services.documents import samples
 from editor.services.errors import InvalidRequest
+from editor.services.runs import compare as run_compare
+from editor.services.runs import test_runs
 
 router = Router(tags=["test runs"])
 

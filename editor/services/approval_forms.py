@@ -11,7 +11,7 @@ are spec 06's (and the reference inbox's, upstream facts §7):
   uses its first non-null type; a property with no type at all is a JSON text area too;
 * the first required boolean is the *decision*: two buttons instead of a checkbox; the order
   of the fields, the decision's labels, the schema's own ``comment`` and the constraints the
-  browser checks are :mod:`editor.services.approval_rules`';
+  browser checks are :mod:`editor.presentation.approval_rules`';
 * blank optional fields are left out of the input; an unchecked required checkbox is ``false``,
   an unchecked optional one is left out; a decision posted without either button is refused;
 * any other schema is one JSON text area, and so is a schema of more than
@@ -35,7 +35,7 @@ from typing import Any
 
 from editor.graph import JsonError, read_json
 from editor.graph.jsonio import I64_MIN, U64_MAX, pretty_json
-from editor.services.approval_rules import (
+from editor.presentation.approval_rules import (
     NO_CONSTRAINTS,
     Constraints,
     comment_key,

@@ -26,6 +26,7 @@ from editor.engine.states import RunState
 from editor.models import Run
 from editor.services import quotas
 from editor.services.access import can_operate
+from editor.services.documents.graphs import load_graph
 from editor.services.errors import (
     ForkHazard,
     InvalidForkNode,
@@ -35,10 +36,9 @@ from editor.services.errors import (
     UnknownRun,
     WrongState,
 )
-from editor.services.graphs import load_graph
 from editor.services.installation import installation
-from editor.services.run_rows import RunInfo, info, run_row, store
 from editor.services.runs import TestOf, start_run
+from editor.services.runs.rows import RunInfo, info, run_row, store
 
 __all__ = [
     "ForkOutcome",

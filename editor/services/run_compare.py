@@ -16,8 +16,8 @@ from editor.engine.routing import Routing
 from editor.graph import MISSING
 from editor.models import Run, RunEvent
 from editor.services.errors import NotComparable
-from editor.services.run_pages import run_graph
-from editor.services.run_rows import RunInfo, info, run_row
+from editor.services.runs.pages import run_graph
+from editor.services.runs.rows import RunInfo, info, run_row
 
 __all__ = ["MAX_DIFFERENCES", "Comparison", "NodeSide", "compare_runs", "json_diff"]
 

@@ -3,7 +3,7 @@ tool and model calls, what it waited for, and the error it failed with; once for
 top, once per item or pass for a node inside a map's or fold's body.
 
 The detail is read in one pass over the log, a slice at a time
-(:func:`editor.services.log_reads.log_envelopes`): the node's own events are kept with each
+(:func:`editor.services.runs.log_reads.log_envelopes`): the node's own events are kept with each
 value they carry already written out and cut to :data:`SHOWN_VALUE_CHARS` (saying so, and which
 event holds the whole of it), the routing keeps the outputs nodes exited with, and the trace is
 the run page's (payloads reduced to ``node``, ``scope`` and ``case``). Inputs are found the way
@@ -27,10 +27,10 @@ from editor.graph import MISSING
 from editor.graph.jsonio import pretty_json
 from editor.graph.model import Node
 from editor.services.errors import InvalidRequest
-from editor.services.log_reads import log_envelopes
-from editor.services.run_pages import is_forkable, run_graph, run_trace_of
-from editor.services.run_rows import RunInfo, info, run_row
-from editor.services.run_timeline import node_url, scope_text
+from editor.services.runs.log_reads import log_envelopes
+from editor.services.runs.pages import is_forkable, run_graph, run_trace_of
+from editor.services.runs.rows import RunInfo, info, run_row
+from editor.services.runs.timeline import node_url, scope_text
 
 __all__ = [
     "SHOWN_INSTANCES",

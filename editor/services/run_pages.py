@@ -3,13 +3,13 @@
 * :func:`run_page`: a run's status (with a link to the inbox card of each item it waits for,
   and the node it failed at), its canvas (every node it reached marked by its state, at every
   level, and the edges it walked), the newest page of its timeline
-  (:mod:`editor.services.run_timeline`), the run it was forked from and its forks; ``None``
+  (:mod:`editor.services.runs.timeline`), the run it was forked from and its forks; ``None``
   when the page already shows its latest event (the live answer is then empty);
 * :func:`suggested_input`: what **Start run** offers as the input of a graph.
 
 The page costs the same few queries whatever the log's length: the run, its document and
 starter, the events that mark the canvas (node, scope and case only, read in the database),
-one page of the timeline, and its forks. A node's detail is :mod:`editor.services.run_nodes`.
+one page of the timeline, and its forks. A node's detail is :mod:`editor.services.runs.nodes`.
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ from editor.graph.dot import RunMarks
 from editor.graph.jsonio import pretty_json
 from editor.graph.model import FoldNode, MapNode, NodeBody, SubgraphBody, input_schema_of
 from editor.models import Run, RunEvent
-from editor.services import canvas, graphs, runs
-from editor.services.agent_runs import agent_names
-from editor.services.forks import fork_children
+from editor.services import runs
+from editor.services.documents import canvas, graphs
 from editor.services.links import card_id
-from editor.services.run_timeline import TimelinePage, newest, since
+from editor.services.runs.agent_runs import agent_names
+from editor.services.runs.forks import fork_children
+from editor.services.runs.timeline import TimelinePage, newest, since
 
 __all__ = [
     "TRACE_KINDS",

@@ -1,5 +1,5 @@
 """A run as the services show it (:class:`RunInfo`), and the row helpers the run services share
-(:mod:`editor.services.runs` reads and starts runs, :mod:`editor.services.resolutions` resolves
+(:mod:`editor.services.runs` reads and starts runs, :mod:`editor.services.runs.resolutions` resolves
 and abandons them)."""
 
 from __future__ import annotations

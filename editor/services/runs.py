@@ -1,5 +1,5 @@
 """Runs: starting them and reading them (spec 04, spec 05 *Runs*); resolving and abandoning
-them is :mod:`editor.services.resolutions`, re-exported here.
+them is :mod:`editor.services.runs.resolutions`, re-exported here.
 
 The one place that combines the ORM, the engine and the registries for runs. Nodes never run
 here: a started run is handed to the task queue (``editor.drives.enqueue_run``), and a worker
@@ -33,6 +33,7 @@ from editor.graph import MalformedDocument, parse_document
 from editor.models import Document, Run, RunEvent
 from editor.services import quotas
 from editor.services.access import can_operate
+from editor.services.documents.graphs import load_graph, validate_graph_document
 from editor.services.errors import (
     InputTooLarge,
     InvalidCursor,
@@ -41,12 +42,12 @@ from editor.services.errors import (
     NotRunnable,
     UnknownDocument,
 )
-from editor.services.graphs import load_graph, validate_graph_document
 from editor.services.installation import installation
 from editor.services.installation import tools as installed_tools
-from editor.services.log_reads import events_page, log_envelopes
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
-from editor.services.resolutions import (
+from editor.services.runs.filters import NO_RUN_FILTER, RunFilter
+from editor.services.runs.log_reads import events_page, log_envelopes
+from editor.services.runs.resolutions import (
     AbandonOutcome,
     ResolveOutcome,
     ResumeOutcome,
@@ -55,15 +56,7 @@ from editor.services.resolutions import (
     resume,
     wake,
 )
-from editor.services.run_filters import NO_RUN_FILTER, RunFilter
-from editor.services.run_rows import (
-    TERMINAL_STATES,
-    RunInfo,
-    info,
-    public_status,
-    run_row,
-    store,
-)
+from editor.services.runs.rows import TERMINAL_STATES, RunInfo, info, public_status, run_row, store
 from editor.services.storable import nul_path
 from editor.store import envelope_of
 
@@ -187,7 +180,7 @@ def run_rows(
     filters: RunFilter = NO_RUN_FILTER, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
 ) -> Page[Run]:
     """A page of run rows, newest first, kept by ``filters``
-    (:mod:`editor.services.run_filters`), with each run's document and starter: one query,
+    (:mod:`editor.services.runs.filters`), with each run's document and starter: one query,
     whatever the filters and however many runs there are."""
     rows = list(run_list_query(filters, cursor)[: limit + 1])
     return page_of(rows, limit, lambda row: [row.created_at.isoformat(), str(row.id)])
@@ -205,7 +198,7 @@ def run_events(run_id: str, after: int | None = None, limit: int = EVENTS_PAGE_L
     """A run's envelopes after ``seq`` ``after`` (exclusive), at most ``limit`` of them and at
     most ``GATEHOUSE_EVENTS_PAGE_BYTES`` of payload (at least one), as the JSON body of
     ``GET /v1/runs/{id}/events``: ``{"events": [...], "next": <after> | null}``
-    (:func:`editor.services.log_reads.events_page`)."""
+    (:func:`editor.services.runs.log_reads.events_page`)."""
     run = run_row(run_id)
     return events_page(str(run.id), after, max(1, min(limit, EVENTS_PAGE_LIMIT)))
 
@@ -285,9 +278,9 @@ def start_run(
     anything fails. Answers the run as it was committed (``queued``).
 
     Every run starts here, test runs of a draft too (``test``: the draft revision and the
-    pins it uses, from :mod:`editor.services.test_runs`, which checked the author), and agent
+    pins it uses, from :mod:`editor.services.runs.test_runs`, which checked the author), and agent
     runs (``agent``: the hash their one-node graph runs, from
-    :mod:`editor.services.agent_runs`); what limits the runs a person starts belongs here,
+    :mod:`editor.services.runs.agent_runs`); what limits the runs a person starts belongs here,
     once, for all of them."""
     if test is None and not can_operate(user):
         raise NotAllowed()

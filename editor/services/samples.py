@@ -5,7 +5,7 @@ no edge leads to) when they have one. The sample a person last tested a document
 remembered for them (``LastSample``, written by ``test_runs``).
 
 The editor's Test panel edits them one at a time as a form generated from that schema, by the
-inbox card's rules (:mod:`editor.services.approval_forms`, without the decision buttons: every
+inbox card's rules (:mod:`editor.presentation.approval_forms`, without the decision buttons: every
 boolean a checkbox), or all at once as JSON (as ``PUT /v1/documents/{slug}/samples`` does). A
 schema without properties, or entry nodes that disagree on theirs, leave the JSON alone.
 """
@@ -23,7 +23,7 @@ from editor.graph import Graph, JsonError, read_json
 from editor.graph.jsonio import pretty_json
 from editor.graph.model import NodeBody
 from editor.models import LastSample, SampleInput
-from editor.services.approval_forms import (
+from editor.presentation.approval_forms import (
     FALLBACK,
     ApprovalForm,
     approval_form,
@@ -32,10 +32,10 @@ from editor.services.approval_forms import (
     with_errors,
     with_post,
 )
-from editor.services.document_rows import document_row, require_author
+from editor.services.documents.drafts import parsed_draft
+from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import InvalidRequest
 from editor.services.storable import check_storable, nul_path
-from editor.services.test_runs import parsed_draft
 
 __all__ = [
     "MAX_SAMPLES",

@@ -1,5 +1,5 @@
 """One node of a draft, and the draft from one node (issue 24): **Execute this node** and
-**Test from here**, both test runs (:mod:`editor.services.test_runs`), both an author's.
+**Test from here**, both test runs (:mod:`editor.services.runs.test_runs`), both an author's.
 
 * :func:`execute_node` runs the selected node alone: a graph of that node (and, for a map or
   fold whose body is a node, that body node) taken from the draft, validated alone (the rest of
@@ -29,8 +29,9 @@ from editor.engine.schemas import first_violation
 from editor.graph import MISSING, BranchNode, FoldNode, Graph, MapNode, graph_hash, wire_json
 from editor.graph.model import NodeBody, input_schema_of
 from editor.models import Document, Run, RunEvent
-from editor.services.document_rows import document_row, require_author
-from editor.services.drafts import held_error
+from editor.services.documents.drafts import held_error, parsed_draft
+from editor.services.documents.graphs import check_graph, save_graph, validate_graph_document
+from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import (
     DraftInvalid,
     InvalidForkNode,
@@ -38,19 +39,12 @@ from editor.services.errors import (
     InvalidRequest,
     WritesUnconfirmed,
 )
-from editor.services.forks import ForkOutcome, origin_of, plan_of, store_fork
-from editor.services.graphs import check_graph, save_graph, validate_graph_document
-from editor.services.log_reads import log_envelopes
-from editor.services.run_pages import run_graph
-from editor.services.run_rows import RunInfo
 from editor.services.runs import TestOf, start_run
-from editor.services.test_runs import (
-    draft_graph,
-    parsed_draft,
-    stored_pins,
-    tool_names,
-    write_tools,
-)
+from editor.services.runs.forks import ForkOutcome, origin_of, plan_of, store_fork
+from editor.services.runs.log_reads import log_envelopes
+from editor.services.runs.pages import run_graph
+from editor.services.runs.rows import RunInfo
+from editor.services.runs.test_runs import draft_graph, stored_pins, tool_names, write_tools
 
 __all__ = [
     "RECENT_RUNS_SEARCHED",

@@ -12,12 +12,11 @@ from typing import Any
 from editor.graph.jsonio import pretty_json
 from editor.models import RunEvent
 from editor.services.access import can_author
-from editor.services.document_rows import document_row
+from editor.services.documents.rows import document_row
+from editor.services.documents.samples import Sample, SampleForms, list_samples, sample_forms
 from editor.services.errors import DraftInvalid
-from editor.services.run_rows import TERMINAL_STATES, RunInfo
-from editor.services.samples import Sample, SampleForms, list_samples, sample_forms
-from editor.services.test_results import CanvasResults, canvas_results
-from editor.services.test_runs import (
+from editor.services.runs.rows import TERMINAL_STATES, RunInfo
+from editor.services.runs.test_runs import (
     Pin,
     draft_graph,
     list_pins,
@@ -25,6 +24,7 @@ from editor.services.test_runs import (
     stored_pins,
     write_tools,
 )
+from editor.services.test_results import CanvasResults, canvas_results
 
 __all__ = ["TestPanel", "TestRunRow", "test_panel"]
 

@@ -1,13 +1,13 @@
 """The latest test run drawn over the draft in the editor (issue 24, *Results on the canvas*).
 
 :func:`canvas_results` reads the document's newest test run as the run page reads a run
-(``engine.trace`` through :func:`editor.services.run_pages.run_trace_of`, its marks through
-:func:`~editor.services.run_pages.run_marks`): each reached node's state and note (how many
+(``engine.trace`` through :func:`editor.services.runs.pages.run_trace_of`, its marks through
+:func:`~editor.services.runs.pages.run_marks`): each reached node's state and note (how many
 items, the case a branch took) at every level, and the edges walked. The editor's canvas keeps
 its own layout, so the marks travel as data, by node id, and ``static/js/test-panel.js`` paints
 them onto the drawing; a node the draft no longer has is left out there.
 
-:func:`node_result` is a node's detail in that run (:func:`editor.services.run_nodes.node_detail`
+:func:`node_result` is a node's detail in that run (:func:`editor.services.runs.nodes.node_detail`
 with every value whole), for the node panel beside the form.
 
 A result is *older* when its run tested another revision than the draft's (the editor shows it
@@ -23,11 +23,11 @@ from typing import Any
 
 from editor.models import Run
 from editor.services.access import can_author
-from editor.services.document_rows import document_row
+from editor.services.documents.rows import document_row
 from editor.services.errors import InvalidRequest
-from editor.services.run_nodes import NodeDetail, node_detail
-from editor.services.run_pages import is_live, run_marks, run_trace_of
-from editor.services.run_rows import RunInfo, info
+from editor.services.runs.nodes import NodeDetail, node_detail
+from editor.services.runs.pages import is_live, run_marks, run_trace_of
+from editor.services.runs.rows import RunInfo, info
 from editor.services.test_nodes import node_write_tools
 
 __all__ = [

@@ -40,8 +40,9 @@ from editor.graph import (
 )
 from editor.graph.model import SubgraphBody
 from editor.models import Document, LastSample, PinnedOutput, Run, RunEvent, SampleInput
-from editor.services.document_rows import document_row, require_author
-from editor.services.drafts import held_error
+from editor.services.documents.drafts import held_error
+from editor.services.documents.graphs import check_graph, save_graph, validate_graph_document
+from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import (
     DraftInvalid,
     InvalidGraph,
@@ -51,10 +52,9 @@ from editor.services.errors import (
     UnknownRun,
     WritesUnconfirmed,
 )
-from editor.services.graphs import check_graph, save_graph, validate_graph_document
 from editor.services.installation import installation
-from editor.services.run_rows import RunInfo, info
 from editor.services.runs import TestOf, start_run
+from editor.services.runs.rows import RunInfo, info
 from editor.services.storable import check_storable, nul_path
 
 __all__ = [

@@ -1,5 +1,5 @@
 """The compare page's rows (``{% load compare %}``, ``templates/runs/compare.html``): one row
-per node, both runs side by side (``editor.services.run_compare.NodeComparison``).
+per node, both runs side by side (``editor.services.runs.compare.NodeComparison``).
 
 Built in Python rather than by the page's template: two runs of 500 nodes are 500 rows, and the
 template's per-row conditionals were most of the page's server time. Every value is escaped with

@@ -7,8 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from editor.services import run_compare
 from editor.services.errors import NotComparable
+from editor.services.runs import compare as run_compare
 
 __all__ = ["compare_page"]
 

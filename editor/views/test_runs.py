@@ -22,7 +22,8 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import trigger_client_event
 
 from editor.graph.jsonio import read_json
-from editor.services import runs, samples, test_panel, test_runs
+from editor.services import runs
+from editor.services.documents import samples
 from editor.services.errors import (
     DraftInvalid,
     InvalidRequest,
@@ -30,6 +31,7 @@ from editor.services.errors import (
     ServiceError,
     UnknownDocument,
 )
+from editor.services.runs import test_panel, test_runs
 from editor.views.htmx import HtmxHttpRequest
 
 __all__ = [

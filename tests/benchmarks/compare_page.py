@@ -68,7 +68,8 @@ def main() -> None:
         from django.test import Client
 
         from editor.models import Document, Run
-        from editor.services import documents, graphs
+        from editor.services import documents
+        from editor.services.documents import graphs
 
         author = User.objects.create_user("ada", password="benchmark-password-1")
         author.groups.add(Group.objects.get(name="authors"))

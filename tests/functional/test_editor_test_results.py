@@ -13,7 +13,8 @@ from django.contrib.auth.models import User
 from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import BrowserContext, Page, expect
 
-from editor.services import documents, test_runs
+from editor.services import documents
+from editor.services.runs import test_runs
 from editor.tasks import drive_run
 from editor.templatetags.gatehouse import short_run
 from tests.functional.accessibility import assert_accessible

@@ -12,7 +12,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import Page, expect
 
 from editor.models import Run
-from editor.services import documents, samples
+from editor.services import documents
+from editor.services.documents import samples
 from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import running_worker, wait_for_htmx
 

@@ -36,7 +36,7 @@ from editor.graph import wire_value
 from editor.graph.templates import approval_gate
 from editor.models import ApiToken, Run
 from editor.services import agents, documents
-from editor.services.demo import DEMO_AGENTS
+from editor.services.documents.demo import DEMO_AGENTS
 from editor.services.tokens import create_token
 from tests.integration.api.callers import make_user
 from tests.integration.inbox import frozen, gated, parked, waiting

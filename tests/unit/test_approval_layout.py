@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from editor.graph.templates import APPROVAL_SCHEMA
-from editor.services.approval_forms import approval_form, read_approval, with_errors
-from editor.services.approval_rules import constraints_of, decision_labels, ordered_keys
+from editor.presentation.approval_forms import approval_form, read_approval, with_errors
+from editor.presentation.approval_rules import constraints_of, decision_labels, ordered_keys
 
 
 def keys(schema: dict[str, Any]) -> list[str]:
