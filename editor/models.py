@@ -367,6 +367,9 @@ class Run(models.Model):
     #: A test run's pinned outputs, node id → output, copied from the document's pins when it
     #: started: the drive uses them instead of running those nodes. Never a frozen run's.
     test_pins = models.JSONField(default=dict, blank=True, decoder=ReferenceJsonDecoder)
+    #: For a test run of one node alone (**Execute this node**), that node's id; empty for a
+    #: test run of the whole draft and for every other run.
+    test_node = models.TextField(blank=True, default="")
     #: For an agent run (``POST /v1/runs``), the hash of the agent its one-node graph runs;
     #: empty for every other run. A fork of an agent run is one of the same agent.
     agent = models.CharField(max_length=HASH_LENGTH, blank=True, default="")

@@ -403,7 +403,8 @@ class RunOut(_OmitNone):
     #: A fork's origin (``run_id``, ``through_seq``, ``from_node``, ``graph_hash``,
     #: ``acknowledged_writes``); absent for a run started anew.
     forked_from: dict[str, Any] | None = None
-    #: A test run of a document's draft: ``{"document", "revision"}``; absent on other runs.
+    #: A test run of a document's draft: ``{"document", "revision"}``, and ``"node"`` when it
+    #: ran that one node alone (**Execute this node**); absent on other runs.
     test: dict[str, Any] | None = None
     #: An agent run (``POST /v1/runs``): the agent it runs, as the reference's runs name it;
     #: absent on a graph run.

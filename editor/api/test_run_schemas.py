@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ninja import Schema
+from ninja import Field, Schema
 
+from editor.api.forks import MAX_ACKNOWLEDGED, ForkPreviewOut
 from editor.api.schemas import RunOut
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "PinsIn",
     "SampleListOut",
     "SamplesIn",
+    "TestForkIn",
+    "TestForkPreviewOut",
     "TestRunIn",
     "TestRunListOut",
 ]
@@ -36,6 +39,39 @@ class TestRunIn(Schema):
     confirm_writes: list[str] | None = None
     #: The sample input's name, remembered as the one this person last tested with.
     sample: str | None = None
+    #: **Execute this node**: run only this top-level node of the draft, with ``input``, or
+    #: when ``input`` is left out, the input it received in the latest test run that
+    #: reached it. ``pins`` and ``sample`` do not apply.
+    node: str | None = Field(None, min_length=1, max_length=1000)
+
+
+class TestForkIn(Schema):
+    __test__ = False
+
+    #: The node to run the draft from: a top-level node the origin entered.
+    from_node: str = Field(..., min_length=1, max_length=1000)
+    #: A run of this document to fork; by default its latest test run that entered the node.
+    from_run: str | None = None
+    #: Only say what the fork would hold and run again; create nothing.
+    dry_run: bool = False
+    #: The ``seq`` of each recorded write the fork may run again.
+    acknowledge_writes: list[int] | None = Field(None, max_length=MAX_ACKNOWLEDGED)
+    #: The ``write`` tools the draft may call for real from the node on, by name.
+    confirm_writes: list[str] | None = None
+
+
+class TestForkPreviewOut(ForkPreviewOut):
+    __test__ = False
+
+    #: The graph the fork would run: the draft's, stored content-addressed when it starts.
+    graph_hash: str
+    #: The origin's graph.
+    origin_graph_hash: str
+    #: The draft revision the fork would test.
+    revision: int
+    #: The ``write`` tools the draft would call from the node on, not confirmed by name nor
+    #: acknowledged through a recorded write (``{"tool", "nodes"}``).
+    unconfirmed_tools: list[dict[str, Any]]
 
 
 class TestRunListOut(Schema):

@@ -19,12 +19,17 @@ from editor.api.test_run_schemas import (
     PinsIn,
     SampleListOut,
     SamplesIn,
+    TestForkIn,
+    TestForkPreviewOut,
     TestRunIn,
     TestRunListOut,
 )
+from editor.graph import MISSING
+from editor.services import runs
 from editor.services.documents import samples
+from editor.services.errors import InvalidRequest
 from editor.services.runs import compare as run_compare
-from editor.services.runs import test_runs
+from editor.services.runs import test_nodes, test_runs
 
 router = Router(tags=["test runs"])
 
@@ -41,7 +46,21 @@ def start_test_run(request: AuthenticatedRequest, slug: str, payload: TestRunIn)
     draft_invalid` names every error of a draft that does not validate; `409
     writes_unconfirmed` lists the `write` tools it would call that `confirm_writes` does not
     name (pin the nodes that call them, or confirm them); `400 invalid_pin` names a pin its
-    node's output schema refuses."""
+    node's output schema refuses.
+
+    With `node` (**Execute this node**), only that top-level node runs, with `input`, or when
+    `input` is left out the input it received in the latest test run that reached it; either
+    is checked against its `input_schema` (`400` naming the node). The run's `test` says
+    `"node"`. `409 draft_invalid` names the errors of the node on its own (the rest of the
+    draft may be unfinished)."""
+    if payload.node is not None:
+        if payload.pins is not None or payload.sample is not None:
+            raise InvalidRequest("`pins` and `sample` do not apply to one node run alone", "node")
+        given = payload.input if "input" in payload.model_fields_set else MISSING
+        run = test_nodes.execute_node(
+            request.auth, slug, payload.node, given, confirm_writes=payload.confirm_writes
+        )
+        return Status(201, run)
     run = test_runs.start_test_run(
         request.auth,
         slug,
@@ -51,6 +70,34 @@ def start_test_run(request: AuthenticatedRequest, slug: str, payload: TestRunIn)
         sample=payload.sample,
     )
     return Status(201, run)
+
+
+@router.post(
+    "/documents/{slug}/test-runs/fork",
+    response={200: TestForkPreviewOut, 201: RunOut, **_ERRORS, 409: ErrorOut, 413: ErrorOut},
+    summary="Test the draft from a node",
+)
+def test_from_here(request: AuthenticatedRequest, slug: str, payload: TestForkIn) -> Status[Any]:
+    """**Test from here**: fork a run of this document (`from_run`; by default its latest test
+    run that entered `from_node`) at `from_node` onto the draft as it is now. The fork opens
+    with the origin's events before the node's entry, replayed, not run again; the draft runs
+    from the node on, as a test run of its current revision with the document's pins. With
+    `dry_run`, `200` and what it would hold and run again. The reference's fork refusals hold
+    (`400 invalid_fork_node`, `409 write_replay_hazard` with `details.writes` to acknowledge
+    by `seq`, `409 origin_needs_reconciliation`, `409 wrong_state`), and a test run's (`409
+    draft_invalid`, `409 writes_unconfirmed`). Authors, not only operators."""
+    made = test_nodes.test_from_here(
+        request.auth,
+        slug,
+        payload.from_node,
+        from_run=payload.from_run,
+        acknowledged=payload.acknowledge_writes or [],
+        confirm_writes=payload.confirm_writes,
+        dry_run=payload.dry_run,
+    )
+    if isinstance(made, dict):
+        return Status(200, made)
+    return Status(201, runs.get_run(made.run))
 
 
 @router.get(

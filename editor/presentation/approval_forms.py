@@ -170,9 +170,10 @@ def _text_of(kind: str, value: Any) -> str:
     return _display(value)
 
 
-def _layout(schema: Any) -> list[tuple[str, Any, bool, str]] | None:
+def _layout(schema: Any, decision: bool = True) -> list[tuple[str, Any, bool, str]] | None:
     """``(key, property schema, required, kind)`` for each field, in the order shown; the
-    first required boolean is the decision. ``None`` for a schema that falls back to JSON."""
+    first required boolean is the decision (with ``decision``; else a checkbox like the
+    others). ``None`` for a schema that falls back to JSON."""
     properties = _properties(schema)
     if properties is None or len(properties) > MAX_FIELDS:
         return None
@@ -180,7 +181,7 @@ def _layout(schema: Any) -> list[tuple[str, Any, bool, str]] | None:
     required_list = required_list if isinstance(required_list, list) else []
     required = set(required_list)
     layout = []
-    decided = False
+    decided = not decision
     for key in ordered_keys(properties, required_list):
         sub = properties[key]
         kind = _kind_of(sub)
@@ -233,10 +234,12 @@ def _field(
     return replace(made, initial=_text_of(kind, value), source=source)
 
 
-def approval_form(schema: Any, value: Any) -> ApprovalForm:
+def approval_form(schema: Any, value: Any, *, decision: bool = True) -> ApprovalForm:
     """The form of a gate whose ``approval_schema`` is ``schema``, pre-filled from ``value``
-    (what arrived at the gate)."""
-    layout = _layout(schema)
+    (what arrived at the gate). Without ``decision``, the form of any value the schema
+    describes (a test run's sample input): no decision buttons, a checkbox for every
+    boolean."""
+    layout = _layout(schema, decision)
     if layout is None:
         spec = schema if isinstance(schema, dict) else {}
         if "default" in spec:
@@ -260,14 +263,17 @@ def _json_value(text: str, key: str, read: FormRead) -> Any:
     return value
 
 
-def read_approval(schema: Any, post: Mapping[str, str]) -> tuple[Any, FormRead]:
+def read_approval(
+    schema: Any, post: Mapping[str, str], *, decision: bool = True
+) -> tuple[Any, FormRead]:
     """The resume input a posted card form means, and what could not be read from it.
 
-    ``post`` maps the posted names to their text. For a form of fields the input is the
-    read's ``fields`` (what could be read, even beside a refused field); the JSON fallback's
-    input is its whole value, or ``None`` when it was refused."""
+    ``post`` maps the posted names to their text; ``decision`` as for :func:`approval_form`.
+    For a form of fields the input is the read's ``fields`` (what could be read, even beside a
+    refused field); the JSON fallback's input is its whole value, or ``None`` when it was
+    refused."""
     read = FormRead()
-    layout = _layout(schema)
+    layout = _layout(schema, decision)
     if layout is None:
         text = str(post.get(FALLBACK, "")).strip()
         if not text:

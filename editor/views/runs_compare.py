@@ -7,7 +7,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from editor.graph.jsonio import pretty_json
 from editor.services.errors import NotComparable
 from editor.services.runs import compare as run_compare
 
@@ -24,14 +23,4 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         comparison = run_compare.compare_runs(chosen[0], chosen[1])
     except NotComparable as refused:
         return render(request, "runs/compare.html", {"problem": str(refused)}, status=400)
-    rows = [
-        {
-            "node": node,
-            "a_input": pretty_json(node.a.input),
-            "b_input": pretty_json(node.b.input),
-            "a_output": pretty_json(node.a.output),
-            "b_output": pretty_json(node.b.output),
-        }
-        for node in comparison.nodes
-    ]
-    return render(request, "runs/compare.html", {"comparison": comparison, "rows": rows})
+    return render(request, "runs/compare.html", {"comparison": comparison})

@@ -1,17 +1,25 @@
 """The editor's **Test** panel: test runs of the draft, its sample inputs and its pins
 (issue 24). Each form posts here and is answered with the panel again (``200``, a refusal said
-inside it, so htmx swaps it); without JavaScript, the panel is a page of its own. The runs in
-it poll while one of them moves, and stop once every one rests."""
+inside it, so htmx swaps it); without JavaScript, the panel is a page of its own.
+
+The newest test run is drawn on the canvas (``#test-results``, painted by
+``static/js/test-panel.js``). While it moves, the panel follows its event stream (``/live/``,
+``#test-live``): each ``run`` event fetches the list again (:func:`run_list`), which replaces the
+stream only when the run to follow changed (a newer run, or this one resting), and tells the
+page the results changed (``HX-Trigger``) so the node panel's result follows too. Nothing
+polls."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import trigger_client_event
 
 from editor.presentation.typed import read_typed_json
 from editor.services import runs
@@ -26,19 +34,44 @@ from editor.services.errors import (
 from editor.services.runs import test_panel, test_runs
 from editor.views.htmx import HtmxHttpRequest
 
-__all__ = ["decide", "panel", "pin", "run_list", "save_samples", "start", "unpin"]
+__all__ = [
+    "decide",
+    "panel",
+    "pin",
+    "run_list",
+    "save_sample",
+    "save_samples",
+    "start",
+    "unpin",
+]
 
 PAGE = "editor/test.html"
 
 
-def _render(request: HtmxHttpRequest, slug: str, **extra: Any) -> HttpResponse:
+#: The events the page's parts listen for: the list of test runs, and the node's result.
+RUNS_CHANGED = "test-runs-changed"
+RESULTS_CHANGED = "test-results-changed"
+
+
+def _render(
+    request: HtmxHttpRequest,
+    slug: str,
+    edited: samples.SampleForm | None = None,
+    **extra: Any,
+) -> HttpResponse:
     shown = test_panel.test_panel(request.user, slug)
+    if edited is not None and shown.sample_forms is not None:
+        # A refused sample's form comes back as it was typed, with its errors.
+        shown = replace(shown, sample_forms=samples.with_form(shown.sample_forms, edited))
     context = {
         "panel": shown,
         "samples_json": json.dumps({s.name: s.input for s in shown.samples}),
         **extra,
     }
-    return render(request, f"{PAGE}#panel" if request.htmx else PAGE, context)
+    response = render(request, f"{PAGE}#panel" if request.htmx else PAGE, context)
+    if request.method == "POST" and request.htmx:
+        return trigger_client_event(response, RESULTS_CHANGED)
+    return response
 
 
 def _json(text: str, what: str) -> Any:
@@ -56,9 +89,13 @@ def panel(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_safe
 def run_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """The panel's test runs alone: what its polling fetches."""
+    """The panel's test runs alone, with the canvas's results: what the run's event stream
+    (``?watching=<run>``: the run the page follows now) and the node panel's actions fetch."""
     shown = test_panel.test_panel(request.user, slug)
-    return render(request, f"{PAGE}#runs", {"panel": shown})
+    watching = request.GET.get("watching", "")
+    context = {"panel": shown, "restream": watching != (shown.stream_run or "")}
+    response = render(request, f"{PAGE}#run_list", context)
+    return trigger_client_event(response, RESULTS_CHANGED)
 
 
 def _attempt(request: HtmxHttpRequest, slug: str, action: Any, done: str, **kept: Any) -> Any:
@@ -105,6 +142,26 @@ def save_samples(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         samples.put_samples(request.user, slug, _json(text, "The samples"))
 
     return _attempt(request, slug, go, "Samples saved.", samples_text=text)
+
+
+@require_POST
+def save_sample(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """One sample from its generated form (``original``: its name before, empty for a new
+    one), or with ``delete``, removed."""
+    original = request.POST.get("original", "")
+    if request.POST.get("delete"):
+
+        def delete() -> None:
+            samples.delete_sample(request.user, slug, original)
+
+        return _attempt(request, slug, delete, f"The sample {original} is deleted.")
+    name = request.POST.get("name", "")
+    try:
+        samples.save_sample(request.user, slug, original, name, request.POST.dict())
+    except samples.InvalidSample as refused:
+        said = f"The sample was not saved: {refused}."
+        return _render(request, slug, edited=refused.form, error=said, samples_open=True)
+    return _render(request, slug, message=f"The sample {name.strip()} is saved.")
 
 
 @require_POST

@@ -243,8 +243,14 @@
     }
   }
 
+  // A post that changes the draft (the Test panel's and the node's test results' do not: they
+  // run it, and say how it went in place).
   function isEdit(event) {
     var config = event.detail.requestConfig || event.detail;
+    var elt = event.detail.elt;
+    if (elt && elt.closest && elt.closest("#test-panel, #node-result")) {
+      return false;
+    }
     return (config.verb || "").toLowerCase() === "post" && document.getElementById("editor");
   }
 

@@ -317,6 +317,26 @@ PAGES: tuple[Page, ...] = (
     Page("POST", _EDITOR + "edit/json/", ("revision", "text", "selected"), (_REV,)),
     Page("POST", _EDITOR + "freeze/", ("revision", "note"), (_REV,)),
     Page("POST", _EDITOR + "discard/", ("revision",), (_REV,)),
+    # A node's latest test result, and running it alone or the draft from it (issue 24).
+    Page("GET", _EDITOR + "test/node/", ("node", "in"), (("node", _NODES),)),
+    Page(
+        "POST",
+        _EDITOR + "test/node/run/",
+        ("node", "input", "confirm_writes"),
+        (("node", _NODES), ("input", ('{"topic": "x"}', "null"))),
+    ),
+    Page(
+        "POST",
+        _EDITOR + "test/node/from-here/",
+        ("node", "acknowledge_writes", "confirm_writes"),
+        (("node", _NODES), ("acknowledge_writes", ("1", "4"))),
+    ),
+    Page(
+        "POST",
+        _EDITOR + "test/sample/",
+        ("original", "name", "delete", "approval-json", "field-topic"),
+        (("name", ("small",)), ("approval-json", ('{"topic": "x"}',))),
+    ),
     Page("POST", "/accounts/logout/"),
 )
 

@@ -5,6 +5,7 @@ htmx swaps them), pins from a result and cleared, a gate decided inline by its a
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -193,3 +194,123 @@ def test_a_test_runs_page_stays_when_its_document_is_deleted(
 
     assert page.status_code == 200
     assert "a deleted document" in page.content.decode()
+
+
+#: take (echo) whose input is an amount (a whole number, at least 1) and whether it is urgent.
+TYPED_ENTRY = {
+    "schema_version": 1,
+    "nodes": [
+        {
+            "kind": "tool",
+            "payload": {
+                "id": "take",
+                "tool": "echo",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "amount": {"type": "integer", "minimum": 1, "title": "Amount"},
+                        "urgent": {"type": "boolean", "title": "Urgent"},
+                    },
+                    "required": ["amount", "urgent"],
+                },
+            },
+        }
+    ],
+    "edges": [],
+}
+
+
+def test_a_sample_is_a_form_made_from_the_entry_nodes_input_schema(
+    author_client: Client, author: User
+) -> None:
+    slug = make(author, TYPED_ENTRY)
+    panel = author_client.get(f"/graphs/{slug}/test/", headers=HTMX).content.decode()
+    assert "input schema of <code>take</code>" in panel
+    assert 'id="sample-new-f-amount"' in panel and 'type="number"' in panel
+    # A required boolean is a checkbox here, not an approval's two buttons.
+    assert 'type="checkbox" id="sample-new-f-urgent"' in panel
+
+    added = author_client.post(
+        f"/graphs/{slug}/test/sample/",
+        {"original": "", "name": "small", "field-amount": "5"},
+        headers=HTMX,
+    )
+
+    assert "The sample small is saved." in added.content.decode()
+    shown = author_client.get(f"/v1/documents/{slug}/samples").json()
+    assert shown["samples"] == [{"name": "small", "input": {"amount": 5, "urgent": False}}]
+    panel = author_client.get(f"/graphs/{slug}/test/", headers=HTMX).content.decode()
+    assert 'id="sample-1-f-amount" name="field-amount" value="5"' in panel
+
+    renamed = author_client.post(
+        f"/graphs/{slug}/test/sample/",
+        {"original": "small", "name": "urgent one", "field-amount": "7", "field-urgent": "true"},
+        headers=HTMX,
+    )
+    assert "The sample urgent one is saved." in renamed.content.decode()
+    shown = author_client.get(f"/v1/documents/{slug}/samples").json()
+    assert shown["samples"] == [{"name": "urgent one", "input": {"amount": 7, "urgent": True}}]
+
+
+def test_a_samples_form_that_breaks_the_schema_comes_back_with_its_errors_and_saves_nothing(
+    author_client: Client, author: User
+) -> None:
+    slug = make(author, TYPED_ENTRY)
+
+    below = author_client.post(
+        f"/graphs/{slug}/test/sample/",
+        {"original": "", "name": "tiny", "field-amount": "0"},
+        headers=HTMX,
+    ).content.decode()
+    not_a_number = author_client.post(
+        f"/graphs/{slug}/test/sample/",
+        {"original": "", "name": "odd", "field-amount": "lots"},
+        headers=HTMX,
+    ).content.decode()
+    nameless = author_client.post(
+        f"/graphs/{slug}/test/sample/", {"original": "", "name": " ", "field-amount": "3"}
+    )
+
+    assert "The sample was not saved" in below
+    assert re.search(r'id="sample-new-f-amount-error">[^<]*minimum', below), below
+    assert 'name="field-amount" value="0"' in below
+    assert 'value="tiny"' in below
+    assert "Enter a number." in not_a_number
+    assert "Give the sample a name." in nameless.content.decode()
+    assert author_client.get(f"/v1/documents/{slug}/samples").json()["samples"] == []
+
+
+def test_a_sample_is_deleted_from_its_form(author_client: Client, author: User) -> None:
+    slug = make(author, TYPED_ENTRY)
+    author_client.post(
+        f"/graphs/{slug}/test/sample/",
+        {"original": "", "name": "one", "field-amount": "1"},
+        headers=HTMX,
+    )
+    deleted = author_client.post(
+        f"/graphs/{slug}/test/sample/", {"original": "one", "delete": "1"}, headers=HTMX
+    )
+    assert "The sample one is deleted." in deleted.content.decode()
+    assert author_client.get(f"/v1/documents/{slug}/samples").json()["samples"] == []
+
+
+def test_samples_of_a_draft_without_an_input_schema_are_json(
+    author_client: Client, author: User
+) -> None:
+    slug = make(author)
+    panel = author_client.get(f"/graphs/{slug}/test/", headers=HTMX).content.decode()
+    assert "each is JSON" in panel
+    refused = author_client.post(
+        f"/graphs/{slug}/test/sample/",
+        {"original": "", "name": "x", "approval-json": "{nope"},
+        headers=HTMX,
+    ).content.decode()
+    assert "This is not valid JSON" in refused
+    saved = author_client.post(
+        f"/graphs/{slug}/test/sample/",
+        {"original": "", "name": "x", "approval-json": '{"a": [1]}'},
+        headers=HTMX,
+    )
+    assert "The sample x is saved." in saved.content.decode()
+    shown = author_client.get(f"/v1/documents/{slug}/samples").json()["samples"]
+    assert shown == [{"name": "x", "input": {"a": [1]}}]

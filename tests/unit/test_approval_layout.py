@@ -79,6 +79,26 @@ def test_a_form_without_a_required_boolean_keeps_its_checkbox_and_resolve_button
     assert [field.kind for field in form.shown_fields] == ["checkbox"]
 
 
+def test_without_a_decision_every_boolean_is_a_checkbox_read_as_one() -> None:
+    # A test run's sample input is a form by the same rules, with nothing to decide.
+    schema = {
+        "type": "object",
+        "properties": {"urgent": {"type": "boolean"}, "amount": {"type": "integer"}},
+        "required": ["urgent"],
+    }
+
+    form = approval_form(schema, {"urgent": True}, decision=False)
+
+    assert form.decision is None
+    assert {field.key: field.kind for field in form.shown_fields} == {
+        "urgent": "checkbox",
+        "amount": "number",
+    }
+    value, problem = read_approval(schema, {"field-amount": "3"}, decision=False)
+    assert value == {"urgent": False, "amount": 3}
+    assert not problem
+
+
 @pytest.mark.parametrize(
     ("title", "labels"),
     [

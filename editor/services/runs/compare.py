@@ -14,14 +14,33 @@ from editor.engine.history import event_time
 from editor.engine.ports import Envelope
 from editor.engine.routing import Routing
 from editor.graph import MISSING
+from editor.models import Run, RunEvent
 from editor.services.errors import NotComparable
 from editor.services.runs.pages import run_graph
-from editor.services.runs.rows import RunInfo, envelopes, info, run_row
+from editor.services.runs.rows import RunInfo, info, run_row
 
 __all__ = ["MAX_DIFFERENCES", "Comparison", "NodeSide", "compare_runs", "json_diff"]
 
 #: Differences listed per value; past it the diff says it was cut.
 MAX_DIFFERENCES = 200
+#: What a comparison reads of a log: a node's moves, its model usage; never a call's input
+#: or output (a tool call's events are half a log, and its values the largest).
+COMPARED_KINDS = (
+    "NodeEntered",
+    "NodeExited",
+    "NodeSkipped",
+    "BranchTaken",
+    "RunFailed",
+    "Suspended",
+    "BudgetExceeded",
+    "ReconciliationNeeded",
+    "SleepStarted",
+    "Resumed",
+    "BudgetRaised",
+    "Reconciled",
+    "SleepCompleted",
+    "ModelCallCompleted",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +78,8 @@ def compare_runs(first: str, second: str) -> Comparison:
     row_a, row_b = run_row(first), run_row(second)
     if row_a.document_id is None or row_a.document_id != row_b.document_id:
         raise NotComparable("only two runs of the same document can be compared")
-    sides_a, order_a = _sides(row_a.graph_id, row_a.input, envelopes(row_a))
-    sides_b, order_b = _sides(row_b.graph_id, row_b.input, envelopes(row_b))
+    sides_a, order_a = _sides(row_a.graph_id, row_a.input, _log(row_a))
+    sides_b, order_b = _sides(row_b.graph_id, row_b.input, _log(row_b))
     order = [*order_a, *(node for node in order_b if node not in sides_a)]
     unreached = NodeSide("unreached")
     nodes = []
@@ -81,8 +100,19 @@ def compare_runs(first: str, second: str) -> Comparison:
     return Comparison(info(row_a), info(row_b), nodes)
 
 
+def _log(run: Run) -> list[Envelope]:
+    """The events of ``run`` a comparison reads (:data:`COMPARED_KINDS`), as plain rows."""
+    rows = (
+        RunEvent.objects.filter(run=run, kind__in=COMPARED_KINDS)
+        .order_by("seq")
+        .values_list("seq", "recorded_at", "kind", "payload")
+    )
+    key = str(run.id)
+    return [Envelope(key, seq, at, kind, payload) for seq, at, kind, payload in rows]
+
+
 def _sides(
-    graph_hash: str, run_input: Any, log: tuple[Envelope, ...]
+    graph_hash: str, run_input: Any, log: list[Envelope]
 ) -> tuple[dict[str, NodeSide], list[str]]:
     _graph, graph_levels = run_graph(graph_hash)
     routing = Routing(graph_levels, run_input, log)

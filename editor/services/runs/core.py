@@ -229,6 +229,8 @@ class TestOf:
 
     revision: int
     pins: dict[str, Any] = field(default_factory=dict)
+    #: The node it runs alone (**Execute this node**); ``None`` for the whole draft.
+    node: str | None = None
 
 
 def check_labels(labels: Any) -> dict[str, str]:
@@ -312,6 +314,7 @@ def start_run(
             created_by=user if getattr(user, "pk", None) else None,
             test_revision=test.revision if test is not None else None,
             test_pins=dict(test.pins) if test is not None else {},
+            test_node=(test.node or "") if test is not None else "",
             agent=agent,
         )
         run_id = str(run.id)

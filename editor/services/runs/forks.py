@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
@@ -37,10 +37,19 @@ from editor.services.errors import (
     WrongState,
 )
 from editor.services.installation import installation
-from editor.services.runs import start_run
+from editor.services.runs import TestOf, start_run
 from editor.services.runs.rows import RunInfo, info, run_row, store
 
-__all__ = ["ForkOutcome", "fork_run", "list_forks", "preview_fork", "run_again"]
+__all__ = [
+    "ForkOutcome",
+    "fork_run",
+    "list_forks",
+    "origin_of",
+    "plan_of",
+    "preview_fork",
+    "run_again",
+    "store_fork",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +98,47 @@ def fork_run(
     again without their acknowledgement (``ForkHazard``)."""
     origin, record = _origin(user, run_id)
     plan = _plan(record, from_node, acknowledged)
+    # A fork of a test run is a test run of the same revision, with the same pins: it stays
+    # out of the inbox and the default runs list as its origin does.
+    test = None
+    if origin.test_revision is not None:
+        test = TestOf(origin.test_revision, dict(origin.test_pins or {}), origin.test_node or None)
+    return store_fork(user, origin, record, plan, graph_hash=record.graph_hash, test=test)
+
+
+def origin_of(run_id: str) -> tuple[Run, RunRecord]:
+    """A fork's origin and its log, for a caller that checked who asks
+    (:mod:`editor.services.runs.test_nodes`: **Test from here** is an author's)."""
+    row = run_row(run_id)  # UnknownRun
+    return row, store().load_run(str(row.id))
+
+
+def plan_of(record: RunRecord, from_node: str, acknowledged: Iterable[int] = ()) -> ForkPlan:
+    """:func:`editor.engine.plan_fork` with its refusals as the services' errors."""
+    return _plan(record, from_node, acknowledged)
+
+
+def store_fork(
+    user: Any,
+    origin: Run,
+    record: RunRecord,
+    plan: ForkPlan,
+    *,
+    graph_hash: str,
+    test: TestOf | None,
+) -> ForkOutcome:
+    """Store the fork ``plan`` describes as a run of ``graph_hash`` (its origin's graph, or for
+    **Test from here** the draft's) and hand it to a worker. The opening event names the graph
+    the fork runs; ``forked_from`` keeps the origin's."""
     child_id = str(uuid.uuid4())
     try:
         events, status = fork_events(plan, record, child_id)
     except engine.WriteReplayHazard as error:
         raise ForkHazard(str(error), error.writes) from None
-    problems = resolve_names(load_graph(record.graph_hash), installation())
+    if graph_hash != record.graph_hash:
+        first = events[0]
+        events[0] = replace(first, payload={**first.payload, "graph_hash": graph_hash})
+    problems = resolve_names(load_graph(graph_hash), installation())
     if problems:
         raise NotRunnable(list(problems))
     forked_from = plan.origin_record()
@@ -102,7 +146,7 @@ def fork_run(
         quotas.count_run_start(user)  # a fork is a run started: GATEHOUSE_RATE_RUNS_PER_HOUR
         Run.objects.create(
             id=uuid.UUID(child_id),
-            graph_id=record.graph_hash,
+            graph_id=graph_hash,
             document_id=origin.document_id,
             input=record.input,
             labels=dict(record.labels),
@@ -112,10 +156,9 @@ def fork_run(
             origin=origin,
             forked_from=forked_from,
             agent=origin.agent,  # a fork of an agent run is a run of the same agent
-            # A fork of a test run is a test run of the same revision, with the same pins: it
-            # stays out of the inbox and the default runs list as its origin does.
-            test_revision=origin.test_revision,
-            test_pins=dict(origin.test_pins or {}),
+            test_revision=test.revision if test is not None else None,
+            test_pins=dict(test.pins) if test is not None else {},
+            test_node=(test.node or "") if test is not None else "",
         )
         store().record(child_id, events, status)
         enqueue_run(child_id)

@@ -55,24 +55,25 @@ class Shown(str):
     """A value already written out for the page (and cut when it was long)."""
 
 
-def shown_text(value: Any, seq: int | None = None) -> str:
-    """``value`` as indented JSON, cut to :data:`SHOWN_VALUE_CHARS` with a line saying so."""
+def shown_text(value: Any, seq: int | None = None, limit: int | None = SHOWN_VALUE_CHARS) -> str:
+    """``value`` as indented JSON, cut to ``limit`` characters with a line saying so (``None``:
+    whole)."""
     if isinstance(value, Shown):
         return str(value)
     text = pretty_json(value)
-    if len(text) <= SHOWN_VALUE_CHARS:
+    if limit is None or len(text) <= limit:
         return text
     where = f" (the whole of it is event #{seq}'s payload)" if seq is not None else ""
-    return f"{text[:SHOWN_VALUE_CHARS]}\n… cut: {len(text):,} characters in all{where}"
+    return f"{text[:limit]}\n… cut: {len(text):,} characters in all{where}"
 
 
-def _shrunk(envelope: Envelope) -> Envelope:
-    """The envelope with each value it carries written out and cut."""
+def _shrunk(envelope: Envelope, limit: int | None) -> Envelope:
+    """The envelope with each value it carries written out (and cut past ``limit``)."""
     payload = envelope.payload
     if not any(name in payload for name in VALUE_FIELDS):
         return envelope
     kept = {
-        name: Shown(shown_text(value, envelope.seq)) if name in VALUE_FIELDS else value
+        name: Shown(shown_text(value, envelope.seq, limit)) if name in VALUE_FIELDS else value
         for name, value in payload.items()
     }
     return replace(envelope, payload=kept)
@@ -254,8 +255,15 @@ def _waits(events: Sequence[Envelope]) -> list[str]:
     return notes
 
 
-def node_detail(run_id: str, node_id: str, level: Sequence[str] = ()) -> NodeDetail:
-    """The detail of node ``node_id`` (inside the subgraph bodies ``level`` names) in a run.
+def node_detail(
+    run_id: str,
+    node_id: str,
+    level: Sequence[str] = (),
+    *,
+    value_chars: int | None = SHOWN_VALUE_CHARS,
+) -> NodeDetail:
+    """The detail of node ``node_id`` (inside the subgraph bodies ``level`` names) in a run,
+    each value cut to ``value_chars`` (``None``: whole, as the editor's node panel shows it).
     Raises ``UnknownRun``, and ``InvalidRequest`` when the run's graph has no such node."""
     row = run_row(run_id)
     shown = info(row)
@@ -284,7 +292,7 @@ def node_detail(run_id: str, node_id: str, level: Sequence[str] = ()) -> NodeDet
         scope = scope_key(payload.get("scope"))
         if level_of(graph_levels, scope) != where:
             continue
-        by_scope.setdefault(scope, []).append(_shrunk(envelope))
+        by_scope.setdefault(scope, []).append(_shrunk(envelope, value_chars))
     origin = fork_origin([first] if first is not None else [])
     replayed_through = origin["through_seq"] if origin else -1
     failed_scopes = _failed_scopes(trace) if failure is not None else set()
@@ -300,7 +308,7 @@ def node_detail(run_id: str, node_id: str, level: Sequence[str] = ()) -> NodeDet
     routing = Routing(graph_levels, row.input, routed)
     for scope in chosen[:SHOWN_INSTANCES]:
         events = by_scope[scope]
-        instance = _instance(scope, events, routing, node_id, states[scope])
+        instance = _instance(scope, events, routing, node_id, states[scope], value_chars)
         if failure is not None and states[scope] == "failed":
             instance.error = str(failure.get("error", ""))
             instance.left_at = instance.left_at or _failed_at(last)
@@ -372,7 +380,12 @@ def _state(events: list[Envelope], run_state: str) -> str:
 
 
 def _instance(
-    scope: Scope, events: list[Envelope], routing: Routing, node_id: str, state: str
+    scope: Scope,
+    events: list[Envelope],
+    routing: Routing,
+    node_id: str,
+    state: str,
+    value_chars: int | None,
 ) -> InstanceView:
     view = InstanceView(scope, state, calls=_calls(events), waits=_waits(events))
     if state in ("failed", "stopped"):
@@ -382,7 +395,7 @@ def _instance(
                 call.outcome = "failed" if state == "failed" else "stopped"
     if state != "skipped":
         value = routing.routed(scope, node_id)
-        view.input_text = None if value is MISSING else shown_text(value)
+        view.input_text = None if value is MISSING else shown_text(value, limit=value_chars)
     for envelope in events:
         if envelope.kind == "NodeEntered":
             view.entered_at = envelope.recorded_at

@@ -45,6 +45,7 @@ __all__ = [
     "WaitingItem",
     "is_live",
     "run_graph",
+    "run_marks",
     "run_page",
     "run_trace_of",
     "suggested_input",
@@ -200,7 +201,9 @@ def canvas_link(level: tuple[str, ...], node: str) -> str:
     return "node/?" + urlencode([*(("in", owner) for owner in level), ("node", node)])
 
 
-def _marks(trace: RunTrace) -> RunMarks:
+def run_marks(trace: RunTrace) -> RunMarks:
+    """What the canvas draws of a run: each reached node's state and note (``×3``, the case a
+    branch took), and the edges walked (the run page's canvas, and the editor's results)."""
     notes = {}
     for key, mark in trace.marks.items():
         parts = []
@@ -259,7 +262,7 @@ def run_page(run_id: str, *, seen: int | None = None) -> RunPage | None:
     timeline = newest(info.run, count) if seen is None else since(info.run, count, seen)
     graph, graph_levels = run_graph(info.graph_hash)
     trace = run_trace_of(info)
-    drawn = canvas.draw(graph, marks=_marks(trace), node_url=canvas_link)
+    drawn = canvas.draw(graph, marks=run_marks(trace), node_url=canvas_link)
     extra = _extras([info.run]).get(info.run, {})
     output = None
     if "output" in info.status:

@@ -134,7 +134,10 @@ def _test_of(run: Run) -> dict[str, Any] | None:
     if run.test_revision is None:
         return None
     slug = run.document.slug if run.document is not None else None
-    return {"document": slug, "revision": run.test_revision}
+    test: dict[str, Any] = {"document": slug, "revision": run.test_revision}
+    if run.test_node:
+        test["node"] = run.test_node
+    return test
 
 
 def envelopes(run: Run) -> tuple[Envelope, ...]:

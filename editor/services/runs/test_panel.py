@@ -1,6 +1,8 @@
 """What the editor's **Test** panel shows: the sample inputs (the last used first picked), the
 `write` tools a test run would call, the document's pins, and its latest test runs, newest
-first, each with the nodes it gave an output for (to pin) and the gate it waits at, if any."""
+first, each with the nodes it gave an output for (to pin) and the gate it waits at, if any;
+and the newest test run's marks for the canvas (:mod:`editor.services.runs.test_results`), with the
+run the editor listens to while it moves."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from editor.graph.jsonio import pretty_json
 from editor.models import RunEvent
 from editor.services.access import can_author
 from editor.services.documents.rows import document_row
-from editor.services.documents.samples import Sample, list_samples
+from editor.services.documents.samples import Sample, SampleForms, list_samples, sample_forms
 from editor.services.errors import DraftInvalid
 from editor.services.runs.rows import TERMINAL_STATES, RunInfo
+from editor.services.runs.test_results import CanvasResults, canvas_results
 from editor.services.runs.test_runs import (
     Pin,
     draft_graph,
@@ -59,15 +62,33 @@ class TestPanel:
     input_text: str
     writes: list[dict[str, Any]]
     pins: list[Pin]
+    #: The draft's revision, which a result from another one is older than.
+    revision: int = 0
     runs: list[TestRunRow] = field(default_factory=list)
+    #: The newest test run drawn on the canvas.
+    results: CanvasResults | None = None
+    #: Each sample as a form generated from the entry node's input schema.
+    sample_forms: SampleForms | None = None
 
     @property
     def samples_text(self) -> str:
         return pretty_json([{"name": s.name, "input": s.input} for s in self.samples])
 
     @property
-    def polling(self) -> bool:
-        return any(not row.at_rest for row in self.runs)
+    def stream_run(self) -> str | None:
+        """The run whose event stream the editor listens to: the newest test run, while it
+        can still change (a run waiting for its author's decision too)."""
+        if self.results is not None and self.results.live:
+            return self.results.run.run
+        return None
+
+    @property
+    def results_data(self) -> dict[str, Any] | None:
+        return self.results.data(self.revision) if self.results is not None else None
+
+    @property
+    def results_older(self) -> bool:
+        return self.results is not None and self.results.older_than(self.revision)
 
 
 def test_panel(user: Any, slug: str) -> TestPanel:
@@ -93,7 +114,10 @@ def test_panel(user: Any, slug: str) -> TestPanel:
         input_text=pretty_json(picked.input) if picked is not None else "null",
         writes=writes,
         pins=list_pins(slug),
+        revision=document.draft.revision,
         runs=[_row(run) for run in recent_test_runs(slug)],
+        results=canvas_results(slug),
+        sample_forms=sample_forms(slug, chosen.samples),
     )
 
 

@@ -68,6 +68,7 @@ __all__ = [
     "recent_test_runs",
     "start_test_run",
     "stored_pins",
+    "tool_names",
     "write_tools",
 ]
 
@@ -125,7 +126,7 @@ def start_test_run(
     document = document_row(slug)
     graph = draft_graph(document)
     chosen = _chosen_pins(document, graph, pins)
-    confirmed = _names(confirm_writes)
+    confirmed = tool_names(confirm_writes)
     unconfirmed = [entry for entry in write_tools(graph, chosen) if entry["tool"] not in confirmed]
     if unconfirmed:
         raise WritesUnconfirmed(unconfirmed)
@@ -143,7 +144,8 @@ def start_test_run(
     return started
 
 
-def _names(value: Any) -> set[str]:
+def tool_names(value: Any) -> set[str]:
+    """The ``write`` tools a caller confirmed, by name (``confirm_writes``)."""
     if value is None:
         return set()
     if not isinstance(value, list) or not all(isinstance(name, str) for name in value):

@@ -54,6 +54,9 @@ OPERATIONS = {
     # Test runs of drafts, their sample inputs and pins; comparing two runs (issue 24).
     ("post", "/v1/documents/{slug}/test-runs"),
     ("get", "/v1/documents/{slug}/test-runs"),
+    # **Test from here**: a run of the document forked onto the draft (one node alone is the
+    # test-runs operation with `node`).
+    ("post", "/v1/documents/{slug}/test-runs/fork"),
     ("get", "/v1/documents/{slug}/samples"),
     ("put", "/v1/documents/{slug}/samples"),
     ("get", "/v1/documents/{slug}/pins"),
