@@ -325,6 +325,9 @@ class _Drive(CallSteps, IterationSteps):
         outputs: dict[str, Any] = {}
         skipped: set[str] = set()
         cases: dict[str, str | None] = {}
+        # The run's output is the last output a node produced in the walk's order, or the
+        # input when no node ran (the reference's `last_output`): a skipped node changes nothing.
+        last_output = value
         while ready:
             node_id = heapq.heappop(ready)
             node = by_id[node_id]
@@ -347,6 +350,7 @@ class _Drive(CallSteps, IterationSteps):
             if live:
                 output, case = self.run_node(graph, node, routed, scope, buffer)
                 outputs[node_id] = output
+                last_output = output
                 if case is not None:
                     cases[node_id] = case
             else:
@@ -359,10 +363,7 @@ class _Drive(CallSteps, IterationSteps):
                 indegree[edge.target] -= 1
                 if indegree[edge.target] == 0:
                     heapq.heappush(ready, edge.target)
-        terminals = [node_id for node_id in walked if not outbound[node_id]]
-        if len(terminals) == 1:
-            return outputs.get(terminals[0])
-        return {node_id: outputs[node_id] for node_id in terminals if node_id in outputs}
+        return last_output
 
     # --- nodes -----------------------------------------------------------------------
 

@@ -139,4 +139,4 @@ def test_a_decision_agent_over_budget_parks_and_then_decides(h: Harness) -> None
     h.resume(run_id, {"limit": 2})
     assert h.drive(run_id) == "completed"
     assert h.of(run_id, "BranchTaken") == [{"node": "b", "case": "left"}]
-    assert h.output(run_id) == {"l": {"q": 1}}
+    assert h.output(run_id) == {"q": 1}

@@ -63,7 +63,7 @@ def test_an_approved_draft_is_published(h: Harness) -> None:
             {"node": "publish", "tool": "echo", "output": {"text": "hello!"}, "call": 0},
         ),
         ("NodeExited", {"node": "publish", "output": {"text": "hello!"}}),
-        ("RunCompleted", {"output": {"publish": {"text": "hello!"}}}),
+        ("RunCompleted", {"output": {"text": "hello!"}}),
     ]
 
 
@@ -73,7 +73,7 @@ def test_a_rejected_draft_is_archived(h: Harness) -> None:
     assert h.drive(run_id) == "completed"
     assert h.of(run_id, "BranchTaken") == [{"node": "decide", "case": "rejected"}]
     assert h.of(run_id, "NodeSkipped") == [{"node": "publish", "reason": SKIP}]
-    assert h.output(run_id) == {"archive": {"draft": "meh", "approved": False}}
+    assert h.output(run_id) == {"draft": "meh", "approved": False}
 
 
 def critic_panel(h: Harness) -> tuple[str, str]:

@@ -29,7 +29,9 @@ def test_ready_nodes_run_by_id_ascending_not_document_order(h: Harness) -> None:
     document = graph(ToolNode("c", "echo"), ToolNode("b", "echo"), ToolNode("a", "echo"))
     run_id = h.run(document, 7)
     assert entered(h, run_id) == ["a", "b", "c"]
-    assert h.output(run_id) == {"a": 7, "b": 7, "c": 7}
+    # the run's output is the last node's output in that order
+    assert h.output(run_id) == 7
+    assert h.of(run_id, "NodeExited")[-1]["node"] == "c"
 
 
 def test_kahn_order_with_a_diamond_and_smallest_source_wins(h: Harness) -> None:
@@ -68,7 +70,7 @@ def test_body_nodes_are_never_walked_alone(h: Harness) -> None:
     )
     run_id = h.run(document, {"items": [1, 2]})
     assert entered(h, run_id) == ["m"]
-    # the body is not a terminal either: the single terminal's output is the run's output
+    # the body is not walked after its owner: the map's output is the run's output
     assert h.output(run_id) == [1, 2]
 
 
@@ -98,24 +100,25 @@ def test_a_branch_skips_the_other_case_and_everything_only_behind_it(h: Harness)
         "NodeExited",
         "RunCompleted",
     ]
-    # several terminals: an object of the ones that ran
-    assert h.output(run_id) == {"t_yes": {"go": True}}
+    # the output of the last node that ran (the skipped ones produce nothing)
+    assert h.output(run_id) == {"go": True}
 
 
-def test_a_single_terminal_that_was_skipped_gives_null(h: Harness) -> None:
+def test_a_last_node_that_was_skipped_leaves_the_output_of_the_one_before(h: Harness) -> None:
     document = graph(
         branch("b", ("go", "go == true"), ("stop", "go == false")),
         ToolNode("t", "echo"),
         edges=[("b", "t", "go")],
     )
     run_id = h.run(document, {"go": False})
+    # the branch passed its value through; `t` was routed past
     assert h.events(run_id)[-2:] == [
         ("NodeSkipped", {"node": "t", "reason": SKIP}),
-        ("RunCompleted", {"output": None}),
+        ("RunCompleted", {"output": {"go": False}}),
     ]
 
 
-def test_several_terminals_none_of_which_ran_give_an_empty_object(h: Harness) -> None:
+def test_a_case_with_no_edge_ends_the_run_with_the_branchs_value(h: Harness) -> None:
     document = graph(
         branch("b", ("one", "n == 1"), ("two", "n == 2"), ("three", "n == 3")),
         ToolNode("t1", "echo"),
@@ -123,7 +126,7 @@ def test_several_terminals_none_of_which_ran_give_an_empty_object(h: Harness) ->
         edges=[("b", "t1", "one"), ("b", "t2", "two")],
     )
     run_id = h.run(document, {"n": 3})
-    assert h.output(run_id) == {}
+    assert h.output(run_id) == {"n": 3}
 
 
 def test_a_not_taken_branch_edge_is_not_live_but_another_edge_is(h: Harness) -> None:
@@ -136,14 +139,14 @@ def test_a_not_taken_branch_edge_is_not_live_but_another_edge_is(h: Harness) -> 
         edges=[("a", "main_path", "main"), ("a", "t", "other"), ("z", "t")],
     )
     run_id = h.run(document, {"name": "zed"})
-    assert h.output(run_id)["t"] == {"from": "zed"}
+    assert h.output(run_id) == {"from": "zed"}  # `t` ran last, on z's output
     assert h.of(run_id, "NodeSkipped") == []
 
 
-def test_an_empty_document_completes_with_an_empty_object(h: Harness) -> None:
+def test_an_empty_document_completes_with_its_input(h: Harness) -> None:
     # its driver records the end at once: queued → running (the driver's step) → completed
     run_id = h.run(graph(), 1)
-    assert h.events(run_id) == [("RunCompleted", {"output": {}})]
+    assert h.events(run_id) == [("RunCompleted", {"output": 1})]
 
 
 def test_ids_are_ordered_by_code_point(h: Harness) -> None:
