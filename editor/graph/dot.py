@@ -3,7 +3,9 @@
 Each node shows its display name (its id when it has none) and its kind, in a
 shape of its own; branch edges carry their labels; entry nodes are drawn bold
 and marked ``▶``, terminal nodes with a double border; nodes and edges with
-errors are red **and** dashed, with ``⚠`` in the label. On a run's page each
+errors are red **and** dashed, with ``⚠`` in the label; in the editor, a node with a
+field held back (typed, not saved) is drawn dotted and bold, with ``✎`` before its name and
+*not saved* after its kind. On a run's page each
 node reached is filled by its state (:data:`RUN_STATES`) and says the state in
 words too (:class:`RunMarks`: at every level, body nodes and subgraphs included, with
 a note such as how many items ran); the edges the run walked are drawn bold and
@@ -61,6 +63,8 @@ KIND_SHAPES: dict[str, tuple[str, str]] = {
     "delay": ("ellipse", ""),
 }
 ERROR_COLOUR = "#c62828"
+#: A node with a field held back: told apart from an error by its dotted outline and its words.
+HELD_COLOUR = "#8a4b00"
 BODY_COLOUR = "#6b7280"
 
 #: A node's state in a run → (mark before its name, fill, extra style, outline colour or "").
@@ -172,6 +176,7 @@ def _label(
     state: str | None = None,
     mark: str = "",
     note: str | None = None,
+    held: bool = False,
 ) -> str:
     """Two lines: marks and the display name (or id), then the kind (and the run state).
 
@@ -180,11 +185,13 @@ def _label(
     label a plain string whatever it starts and ends with.
     """
     title = node.name if node.name is not None and node.name.strip() else node.id
-    marks = mark + ("⚠ " if broken else "") + ("▶ " if entry else "")
+    marks = mark + ("⚠ " if broken else "") + ("✎ " if held else "") + ("▶ " if entry else "")
     kind: str = node.kind
     if isinstance(node, DelayNode):
         kind = f"delay · {format_duration(node.seconds)}"  # the wait, as a person reads it
     second: str = kind
+    if held:
+        second = f"{kind} · not saved"
     if state is not None:
         marks = RUN_STATES[state][0] + marks
         second = f"{kind} · {state}"
@@ -252,6 +259,8 @@ class _Writer:
         self.signs: dict[tuple[Level, str], str] = {}
         self.ghosts: set[tuple[Level, str]] = set()
         self.edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] = {}
+        #: The editor: nodes with a field held back, by ``(level, id)``.
+        self.held: set[tuple[Level, str]] = set()
 
     def new_id(self) -> str:
         self.counter += 1
@@ -297,6 +306,7 @@ class _Writer:
         for node in graph.nodes:
             ids[node.id] = dot_id = self.new_id()
             broken = (level, node.id) in self.problems.nodes
+            held = (level, node.id) in self.held
             is_body = node.id in bodies
             entry = not is_body and node.id not in inbound
             terminal = not is_body and node.id not in outbound
@@ -319,6 +329,13 @@ class _Writer:
                 attributes["style"] = ",".join(styles)
             if terminal:
                 attributes["peripheries"] = "2"
+            if held:
+                attributes["class"] = f"{attributes.get('class', '')} held".strip()
+                if not broken:  # an error's red and dashes win; the words say both
+                    styles = list(dict.fromkeys([*styles, "dotted", "bold"]))
+                    attributes["style"] = ",".join(styles)
+                    attributes["color"] = HELD_COLOUR
+                    attributes["fontcolor"] = HELD_COLOUR
             if broken:
                 attributes["color"] = ERROR_COLOUR
                 attributes["fontcolor"] = ERROR_COLOUR
@@ -345,7 +362,9 @@ class _Writer:
                 attributes["style"] = ",".join(dict.fromkeys([*styles, "dashed"]))
                 attributes["color"] = attributes["fontcolor"] = BODY_COLOUR
             note = self.marks.notes.get((level, node.id)) if state is not None else None
-            label = _label(node, entry=entry, broken=broken, state=state, mark=mark, note=note)
+            label = _label(
+                node, entry=entry, broken=broken, state=state, mark=mark, note=note, held=held
+            )
             self.node(dot, dot_id, label, **attributes)
         for edge in graph.edges:
             if edge.source not in ids or edge.target not in ids:
@@ -468,6 +487,7 @@ def drawing(
     signs: dict[tuple[Level, str], str] | None = None,
     ghosts: set[tuple[Level, str]] | None = None,
     edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] | None = None,
+    held: Iterable[tuple[Level, str]] = (),
 ) -> Drawing:
     """:func:`dot_source`, with the label of each node by DOT id (kept with a layout) and the
     items the source is made of (:class:`Drawing`).
@@ -478,7 +498,10 @@ def drawing(
 
     For Compare: ``signs`` puts a sign before chosen nodes' names, ``ghosts`` draws nodes grey
     and dashed (removed ones), ``edge_marks`` signs and colours top-level edges by
-    ``(source, target, label)`` (a sign starting with ``−`` also dashes the edge)."""
+    ``(source, target, label)`` (a sign starting with ``−`` also dashes the edge).
+
+    For the editor: ``held`` names the nodes, by ``(level, id)``, with a field held back (a
+    node inside a subgraph marks its top-level owner too, as an error does)."""
     dot = graphviz.Digraph(
         "graph",
         graph_attr={
@@ -500,6 +523,10 @@ def drawing(
     writer.signs = signs or {}
     writer.ghosts = ghosts or set()
     writer.edge_marks = edge_marks or {}
+    for level, node_id in held:
+        writer.held.add((level, node_id))
+        if level:
+            writer.held.add(((), level[0]))
     writer.level(dot, graph, ())
     lines = list(dot)
     header = "".join(lines[: len(lines) - len(dot.body) - 1])

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from editor.graph.dataflow import DataFlow, array_paths, shape_paths
 from editor.graph.errors import GraphError, MalformedDocument
 from editor.graph.jsonio import pretty_json
 from editor.graph.parsing import parse_graph
@@ -26,11 +27,13 @@ __all__ = [
     "Level",
     "add_edge",
     "add_node",
+    "choose_over",
     "delete_edge",
     "delete_node",
     "format_draft",
     "free_id",
     "level_value",
+    "relabel_edge",
     "rename_node",
     "update_node",
 ]
@@ -187,7 +190,8 @@ def rename_node(value: Value, old: str, new: str, *, level: Level = ()) -> Value
     if new == old:
         return value
     if not new.strip():
-        raise EditRefused("id", "a node needs an id")
+        # Said after "it" where the field is held back: "not saved: it is empty, …".
+        raise EditRefused("id", "is empty, and every node needs an id")
 
     def change(current: Value) -> Value:
         if new in _node_ids(current):
@@ -246,7 +250,8 @@ def update_node(
 def add_edge(
     value: Value, source: str, target: str, label: str | None = None, *, level: Level = ()
 ) -> Value:
-    """A new edge at the end of the list."""
+    """A new edge at the end of the list; the same edge twice is refused (the format allows it,
+    and it adds nothing)."""
 
     def change(current: Value) -> Value:
         ids = _node_ids(current)
@@ -257,6 +262,9 @@ def add_edge(
         edge: Value = {"from": source, "to": target}
         if label:
             edge["label"] = label
+        if edge in current["edges"]:
+            case = f" for case `{label}`" if label else ""
+            raise EditRefused("to", f"there is already an edge `{source}` → `{target}`{case}")
         return {**current, "edges": [*current["edges"], edge]}
 
     return _at_level(value, level, change)
@@ -273,3 +281,40 @@ def delete_edge(value: Value, index: int, *, level: Level = ()) -> Value:
         return {**current, "edges": edges}
 
     return _at_level(value, level, change)
+
+
+def relabel_edge(
+    value: Value, index: int, label: str, *, source: str, target: str, level: Level = ()
+) -> Value:
+    """The edge at ``index`` labelled ``label`` (a branch's case), when it still goes from
+    ``source`` to ``target``."""
+    if not label:
+        raise EditRefused("label", "choose the case the edge is for")
+
+    def change(current: Value) -> Value:
+        edges = [*current["edges"]]
+        if not 0 <= index < len(edges):
+            raise EditRefused("edge", f"there is no edge number {index + 1}")
+        edge = edges[index]
+        if (edge.get("from"), edge.get("to")) != (source, target):
+            raise EditRefused(
+                "edge", f"edge number {index + 1} no longer goes from `{source}` to `{target}`"
+            )
+        edges[index] = {**edge, "label": label}
+        return {**current, "edges": edges}
+
+    return _at_level(value, level, change)
+
+
+def choose_over(value: Value, node_id: str, *, level: Level = ()) -> Value:
+    """A new map's ``over`` read from what flows into it: the one list it describes, when it
+    describes exactly one; else the map is left as it is (``items``), and the editor's hint says
+    when nothing flowing in has ``items``."""
+    try:
+        graph = parse_graph(value)
+    except MalformedDocument:
+        return value
+    lists = array_paths(shape_paths(DataFlow(graph).received(level, node_id)))
+    if len(lists) != 1:
+        return value
+    return update_node(value, node_id, {"over": lists[0].reference}, level=level)

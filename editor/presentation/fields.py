@@ -41,6 +41,9 @@ class FieldView:
     #: The name the control is posted under (the key itself unless the form prefixes it).
     posted_as: str = ""
     errors: tuple[str, ...] = ()
+    #: What the editor points out beside the field without it being an error (a reference
+    #: reading a path nothing flowing in describes, an id hard to read): never blocking.
+    hints: tuple[str, ...] = ()
     #: A choice control's options: a card's ``(option value, label)`` pairs (the option value
     #: is the index in ``enum``), the tool picker's ``(name, label, description)``, the agent
     #: field's ``{"value", "choice"}`` entries.

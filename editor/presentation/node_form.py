@@ -366,15 +366,20 @@ def node_form(
     agents: Callable[[], list[AgentChoice]] | None = None,
     tools: Callable[[], list[str]] | None = None,
     tool_labels: Callable[[], Mapping[str, tuple[str, str]]] | None = None,
+    hints: Mapping[str, list[str]] | None = None,
+    wiring: Any = None,
 ) -> dict[str, Any]:
     """What the node form of ``node`` (a wire node) shows: each field's control, value and
     errors as a :class:`FieldView` (``errors`` by key); ``typed`` holds text the person typed
     that was not saved, shown in place of the stored value. ``tool_labels`` gives, per tool
     name, what the picker shows beside it (its effect, and its MCP server) and its
-    description."""
+    description. ``hints`` (by key) are shown beside their fields, apart from the errors;
+    ``wiring`` (:class:`~editor.presentation.wiring.NodeWiring`) says what the node receives
+    and gives and what its reference fields offer."""
     payload = node["payload"]
     errors = errors or {}
     typed = typed or {}
+    hints = hints or {}
     fields: list[FieldView] = []
     for form_field in form_fields(node["kind"]):
         key = form_field.key
@@ -403,6 +408,7 @@ def node_form(
                 help=form_field.help,
                 initial=value,
                 errors=tuple(errors.get(key, ())),
+                hints=tuple(hints.get(key, ())),
                 **entry,
             )
         )
@@ -419,6 +425,7 @@ def node_form(
                 "value": typed.get(case_keys["value"], when.get("value", "")),
                 "keys": case_keys,
                 "errors": {part: errors.get(case_keys[part], []) for part in CASE_PARTS},
+                "hints": {part: hints.get(case_keys[part], []) for part in CASE_PARTS},
             }
         )
     body = payload.get("body") or {}
@@ -437,7 +444,9 @@ def node_form(
         "level": list(level),
         "fields": fields,
         "general_errors": errors.get("", []),
-        "oob_errors": [(key or "node", errors.get(key, [])) for key in [*keys, ""]],
+        "oob_errors": [
+            (key or "node", errors.get(key, []), hints.get(key, [])) for key in [*keys, ""]
+        ],
         "cases": cases,
         "body_kind": body_kind,
         "body_node": body.get("value", "") if body.get("kind") == "node" else "",
@@ -446,6 +455,7 @@ def node_form(
         "join_value": join.get("value", ""),
         "other_ids": [other for other in (other_ids or []) if other != payload["id"]],
         "payload_json": _pretty(payload),
+        "wiring": wiring,
     }
 
 

@@ -6,17 +6,21 @@ the whole hex without ``sha256:`` (the ``/g/<hex>/`` pages: ``{% url 'graph' h|h
 The Python side is :func:`editor.graph.short_hash` and :func:`editor.graph.hex_digits`.
 ``{{ run_id|short_run }}`` is the start of a run's id, as lists and links show it;
 ``{{ value|json_text }}`` a JSON value on one line, cut short; ``{{ status|sleep_view }}`` a
-sleeping run's wait as its pages show it (``runs/_sleeping.html``).
+sleeping run's wait as its pages show it (``runs/_sleeping.html``); ``{{ text|code_spans }}``
+a message whose `backticked` words read as code.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django import template
 from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from editor.engine.status import instant
 from editor.graph import hex_digits as _hex_digits
@@ -43,6 +47,16 @@ def hex_digits(digest: object) -> str:
 @register.filter
 def short_run(run_id: object) -> str:
     return str(run_id)[:SHORT_RUN_CHARS]
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+@register.filter
+def code_spans(text: object) -> str:
+    """Text whose `backticked` words are shown as code: the whole text is escaped first, and
+    only ``<code>`` tags are added, so nothing of it can be markup."""
+    return mark_safe(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(str(text)))))
 
 
 #: How many characters of a JSON value a one-line difference shows.

@@ -25,11 +25,15 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.graph.edits import NEW_NODE_DEFAULTS
+from editor.graph.expressions import MISSING
 from editor.presentation import messages, node_form
 from editor.presentation.typed import whole_number
+from editor.presentation.wiring import hints_by_field
 from editor.services import agents, installation
-from editor.services.documents import editing, managing
+from editor.services.documents import editing, hints, managing
 from editor.services.documents.editing import CheckedDraft, Edit, ParsedDraft, Refused, Stale
+from editor.services.runs import test_nodes
+from editor.views import editor_rows
 from editor.views.htmx import HtmxHttpRequest
 
 PAGE = "editor/page.html"
@@ -92,6 +96,13 @@ def _node_form(
     if not (token and token.isascii() and token.isalnum()):
         named = repr((level, node_key)).encode("utf-8", "surrogatepass")
         token = hashlib.sha256(named).hexdigest()[:12]
+    tested = None
+    if not level:  # what reached a top-level node in the latest test run, asked when drawn
+
+        def tested() -> Any:
+            received = test_nodes.received_input(ed.slug, node_key)
+            return received.value if received is not None else MISSING
+
     return node_form.node_form(
         node,
         token=token,
@@ -102,6 +113,8 @@ def _node_form(
         agents=_agents,
         tools=_tools,
         tool_labels=_tool_labels,
+        hints=hints_by_field(hints.node_hints(ed, node_key, level)),
+        wiring=hints.node_wiring(ed, node_key, level, tested=tested),
     )
 
 
@@ -180,6 +193,7 @@ def page_context(
                 "url": f"{page}?node={quote(target, safe='')}{_query(where)}"
                 if found and target is not None
                 else None,
+                **editor_rows.error_extras(ed, error, where),
             }
         )
     edges = []
@@ -201,6 +215,7 @@ def page_context(
         {
             **entry,
             "label": _field_label(ed, entry),
+            "focus": editor_rows.held_focus(ed, entry),
             "url": f"{page}?node={quote(entry['node'], safe='')}"
             f"{_query(tuple(entry.get('level', ())))}",
         }
@@ -215,6 +230,7 @@ def page_context(
         "selected": node_id,
         "selected_quoted": quote(node_id or "", safe="") + _query(level),
         "error_rows": error_rows,
+        "hint_rows": editor_rows.hint_rows(ed, page),
         "edges": edges,
         "level": level,
         "level_query": _query(level),

@@ -20,6 +20,7 @@ from editor.graph.edits import (
     EditRefused,
     add_edge,
     add_node,
+    choose_over,
     delete_edge,
     delete_node,
     free_id,
@@ -177,10 +178,15 @@ def new_node(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse:
     kind = request.POST.get("kind", "")
     node_id = request.POST.get("id", "")
     level = level_of(request)
+
+    def change(value: dict[str, Any]) -> dict[str, Any]:
+        value = add_node(value, kind, node_id, level=level)
+        return choose_over(value, node_id, level=level) if kind == "map" else value
+
     result = apply(
         request,
         draft,
-        lambda value: add_node(value, kind, node_id, level=level),
+        change,
         submitted=[("add node", f"{kind} {node_id}")],
         summary=f"added {kind} node `{node_id}`",
     )
@@ -213,7 +219,7 @@ def new_node_after(request: HtmxHttpRequest, draft: ParsedDraft) -> HttpResponse
         value = add_node(value, kind, node_id, level=level)
         if source is not None:
             value = add_edge(value, after, node_id, label, level=level)
-        return value
+        return choose_over(value, node_id, level=level) if kind == "map" else value
 
     summary = f"added {kind} node" + (f" after `{after}`" if source is not None else "")
     result = apply(

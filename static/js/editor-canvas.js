@@ -200,18 +200,31 @@
   });
 
   // A node chosen (on the canvas, in the list, from an error) opens its form with the focus in
-  // it; Escape in the form goes back to that node on the canvas.
+  // it: on the field an error, a held field or a hint is about (data-focus), else on the first;
+  // Escape in the form goes back to that node on the canvas.
   var focusForm = false;
+  var focusField = null;
   document.addEventListener("htmx:beforeRequest", function (event) {
     var config = event.detail.requestConfig || {};
     var path = (config.path || "") + "";
     focusForm = (config.verb || "").toLowerCase() === "get" && path.indexOf("node=") !== -1;
+    var elt = event.detail.elt;
+    focusField = focusForm && elt && elt.dataset ? elt.dataset.focus || null : null;
   });
   document.addEventListener("htmx:afterSettle", function (event) {
     if (!focusForm || !event.target || event.target.id !== "node-panel") {
       return;
     }
     focusForm = false;
+    var wanted = focusField ? document.getElementById(focusField) : null;
+    focusField = null;
+    if (wanted && !wanted.disabled) {
+      wanted.focus();
+      if (wanted.scrollIntoView) {
+        wanted.scrollIntoView({ block: "center" });
+      }
+      return;
+    }
     var first = event.target.querySelector("#node-form input:not([type=hidden]), #node-form select, #node-form textarea");
     (first || event.target).focus();
   });
@@ -271,26 +284,34 @@
       var dialog = document.getElementById("connect-label");
       var select = document.getElementById("connect-case");
       if (!dialog || !names.length) {
-        form.requestSubmit();
+        submitConnect(form, from, to, null);
         return;
       }
+      // The cases without an edge first, the first of them chosen; a case that has its edge
+      // already is offered last and says so.
+      var routed = routedCases(from);
+      var unused = names.filter(function (name) { return routed.indexOf(name) === -1; });
+      var used = names.filter(function (name) { return routed.indexOf(name) !== -1; });
       select.textContent = "";
-      names.forEach(function (name) {
+      unused.concat(used).forEach(function (name) {
         var option = document.createElement("option");
         option.value = name;
-        option.textContent = name;
+        option.textContent = routed.indexOf(name) === -1 ? name : name + " (has an edge already)";
         select.append(option);
       });
+      select.value = unused.length ? unused[0] : "";
+      if (!unused.length) {
+        select.selectedIndex = -1;
+      }
       dialog.returnValue = "";
       dialog.addEventListener(
         "close",
         function () {
-          if (dialog.returnValue === "ok") {
+          if (dialog.returnValue === "ok" && select.value) {
             label.value = select.value;
-            form.requestSubmit();
-            if (status) {
-              status.textContent = "Connected " + from + " → " + to + " (" + select.value + ").";
-            }
+            submitConnect(form, from, to, select.value);
+          } else if (dialog.returnValue === "ok" && status) {
+            status.textContent = "Not connected: choose the case the edge is for.";
           }
         },
         { once: true }
@@ -298,10 +319,37 @@
       dialog.showModal();
       return;
     }
+    submitConnect(form, from, to, null);
+  }
+
+  // The cases of a branch that have an edge, from the edge list ("[case]" after the ends).
+  function routedCases(branch) {
+    var found = [];
+    document.querySelectorAll("#edge-list li.edge").forEach(function (row) {
+      var ends = row.querySelectorAll(":scope > code");
+      var label = row.querySelector(":scope > .edge-label");
+      if (ends.length === 2 && ends[0].textContent === branch && label) {
+        found.push(label.textContent.replace(/^\[/, "").replace(/\]$/, ""));
+      }
+    });
+    return found;
+  }
+
+  // Add the edge, then say how it went: connected, or why not (an edge that is there already).
+  function submitConnect(form, from, to, caseName) {
+    var status = document.getElementById("connect-status");
+    var what = from + " → " + to + (caseName ? " (" + caseName + ")" : "");
+    form.addEventListener(
+      "htmx:afterRequest",
+      function () {
+        var refused = document.querySelector("#add-edge-error .field-error");
+        if (status) {
+          status.textContent = refused ? "Not connected: " + refused.textContent + "." : "Connected " + what + ".";
+        }
+      },
+      { once: true }
+    );
     form.requestSubmit();
-    if (status) {
-      status.textContent = "Connected " + from + " → " + to + ".";
-    }
   }
 
   // Connect by clicks: Connect, then the source, then the target.

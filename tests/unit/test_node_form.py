@@ -138,7 +138,7 @@ def test_errors_are_filed_under_the_key_their_control_is_posted_as() -> None:
         errors={"case-0-value": ["broken"]},
     )
     assert form["cases"][0]["errors"]["value"] == ["broken"]
-    assert ("case-0-value", ["broken"]) in form["oob_errors"]
+    assert ("case-0-value", ["broken"], []) in form["oob_errors"]
 
 
 def test_the_agent_field_shows_a_stored_agent_by_name_and_says_its_hash() -> None:

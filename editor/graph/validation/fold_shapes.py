@@ -18,7 +18,7 @@ from editor.graph.expressions import Segment, parse_expression, parse_reference
 from editor.graph.expressions.syntax import And, Compare, Not, Or, Path, Truthy
 from editor.graph.model import BestBy, FoldNode, Node, NodeBody, output_schema_of
 
-__all__ = ["fold_shape_errors", "schema_describes"]
+__all__ = ["condition_paths", "fold_shape_errors", "schema_at", "schema_describes"]
 
 _COMPOSED = ("$ref", "anyOf", "oneOf", "allOf", "not")
 _INTO, _UNJUDGED, _ABSENT = range(3)
@@ -40,7 +40,7 @@ def fold_shape_errors(
     except ExpressionError:
         pass  # check 8 reported it
     else:
-        for segments in _paths(condition):
+        for segments in condition_paths(condition):
             if not schema_describes(schema, segments):
                 path = ".".join(str(segment) for segment in segments)
                 yield (
@@ -63,8 +63,9 @@ def fold_shape_errors(
             )
 
 
-def _paths(root: Any) -> Iterator[tuple[Segment, ...]]:
-    """Every path operand of a condition, left to right (without recursion: ``!`` nests)."""
+def condition_paths(root: Any) -> Iterator[tuple[Segment, ...]]:
+    """Every path operand of a parsed condition (``parse_expression(text).root``), left to
+    right, a repeated path again (without recursion: ``!`` nests)."""
     pending = [root]
     while pending:
         node = pending.pop()
@@ -90,6 +91,20 @@ def schema_describes(schema: Any, segments: tuple[Segment, ...]) -> bool:
         if outcome == _ABSENT:
             return False
     return True
+
+
+def schema_at(schema: Any, segments: tuple[Segment, ...]) -> tuple[bool | None, Any]:
+    """The walk of :func:`schema_describes`, with where it ends: ``(True, the schema at the
+    path)`` for a path walked to its end, ``(None, None)`` after an unjudged step, ``(False,
+    None)`` when a step positively fails."""
+    here = schema
+    for segment in segments:
+        outcome, here = _step(here, segment)
+        if outcome == _UNJUDGED:
+            return None, None
+        if outcome == _ABSENT:
+            return False, None
+    return True, here
 
 
 def _step(schema: Any, segment: Segment) -> tuple[int, Any]:

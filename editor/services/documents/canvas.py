@@ -134,14 +134,17 @@ def editor_source(
     errors: Iterable[dict[str, Any]] = (),
     node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
     layout: dict[str, Any] | None = None,
+    held: Iterable[tuple[tuple[str, ...], str]] = (),
 ) -> CanvasSource:
     """The editor's drawing of ``graph``: placed by ``layout`` when it was made for a graph of
     the same structure (so nodes keep their places after an edit of names, labels, prompts or
-    schemas), else a source to lay out afresh."""
+    schemas), else a source to lay out afresh; ``held`` marks the nodes with a field held back
+    by ``(level, id)``."""
     nodes, edges = graph_size(graph)
     structure = structure_key(graph)
     pins = _pins(layout) if layout and layout.get("structure") == structure else None
-    drawn = drawing(graph, errors=errors, node_url=node_url, pins=pins)
+    held = tuple(held)
+    drawn = drawing(graph, errors=errors, node_url=node_url, pins=pins, held=held)
     return CanvasSource(
         drawn.source,
         nodes,
@@ -161,6 +164,7 @@ def render_editor(
     *,
     errors: Iterable[dict[str, Any]] = (),
     node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
+    held: Iterable[tuple[tuple[str, ...], str]] = (),
 ) -> tuple[DrawnCanvas, dict[str, Any] | None]:
     """Draw an :func:`editor_source`; a source not pinned is laid out by ``dot`` first, and
     that layout is returned to be kept (``None`` when nothing new was laid out)."""
@@ -176,7 +180,7 @@ def render_editor(
             name: [pos, source.labels.get(name, "")] for name, (pos, _) in laid["nodes"].items()
         },
     }
-    pinned = drawing(graph, errors=errors, node_url=node_url, pins=_pins(layout))
+    pinned = drawing(graph, errors=errors, node_url=node_url, pins=_pins(layout), held=held)
     drawn = _render_pinned(pinned.source, pinned.header, pinned.items, source, _key(pinned.source))
     return drawn, layout
 

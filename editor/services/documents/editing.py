@@ -153,6 +153,11 @@ class CheckedDraft(ParsedDraft):
     def can_freeze(self) -> bool:
         return bool(self.validation.get("valid")) and not self.held
 
+    @property
+    def held_nodes(self) -> list[tuple[tuple[str, ...], str]]:
+        """The nodes with a field held back, by ``(level, id)``: the canvas marks them."""
+        return [(tuple(entry.get("level", ())), entry["node"]) for entry in self.held]
+
     def held_for(self, node_id: str, level: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
         """The held fields of one node, by field key."""
         return {
@@ -198,6 +203,7 @@ class CheckedDraft(ParsedDraft):
             errors=self.validation.get("errors", ()),
             node_url=_node_url(self.page_url),
             layout=self.layout,
+            held=self.held_nodes,
         )
 
     @property
@@ -222,6 +228,7 @@ class CheckedDraft(ParsedDraft):
             self.graph,
             errors=self.validation.get("errors", ()),
             node_url=_node_url(self.page_url),
+            held=self.held_nodes,
         )
         if layout is not None:
             documents.keep_layout(self.slug, layout)
