@@ -103,9 +103,12 @@ class DescribedPath:
 
 def combined(shapes: Iterable[Shape]) -> Shape:
     """One shape of several ways in: any of their schemas, or ``None`` when one is unknown."""
+    listed = list(shapes)
+    if len(listed) == 1:
+        return listed[0] or None  # one way in: its schemas as they are (the common case)
     alternatives: list[Any] = []
     seen: set[bytes] = set()
-    for shape in shapes:
+    for shape in listed:
         if shape is None:
             return None
         for schema in shape:
@@ -328,18 +331,22 @@ class _Level:
     bodies: frozenset[str]
     inbound: dict[str, tuple[str, ...]]
     terminals: tuple[str, ...]
+    #: The walked nodes in an order where each comes after every node with an edge to it
+    #: (those on a cycle last, in document order).
+    order: tuple[str, ...]
 
 
 class DataFlow:
-    """What flows into and out of each node of ``graph``, at every level (computed on demand,
-    each answer once)."""
+    """What flows into and out of each node of ``graph``: each level is worked out once, when
+    first asked about, node after node in the walk's order (no recursion along the edges, so a
+    chain of any length costs what its nodes do)."""
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self._levels: dict[Level, _Level | None] = {}
+        self._done: set[Level] = set()
         self._gives: dict[tuple[Level, str], Shape] = {}
         self._receives: dict[tuple[Level, str], tuple[Inflow, ...]] = {}
-        self._busy: set[tuple[str, Level, str]] = set()
         self._run_input: Shape = None
         self._run_input_read = False
 
@@ -386,19 +393,8 @@ class DataFlow:
 
     def receives(self, level: Level, node_id: str) -> tuple[Inflow, ...]:
         """Each way a value reaches ``node_id`` (empty when it is not a node of ``level``)."""
-        key = (level, node_id)
-        if key in self._receives:
-            return self._receives[key]
-        busy = ("receives", level, node_id)
-        if busy in self._busy:
-            return (Inflow("edge", None, None),)  # a cycle: nothing is known along it
-        self._busy.add(busy)
-        try:
-            found = self._inflows(level, node_id)
-        finally:
-            self._busy.discard(busy)
-        self._receives[key] = found
-        return found
+        self._work_out(level)
+        return self._receives.get((level, node_id), ())
 
     def received(self, level: Level, node_id: str) -> Shape:
         """What ``node_id`` receives, all ways in together."""
@@ -407,28 +403,15 @@ class DataFlow:
 
     def gives(self, level: Level, node_id: str) -> Shape:
         """What ``node_id`` gives (``None``: nothing describes it)."""
-        key = (level, node_id)
-        if key in self._gives:
-            return self._gives[key]
-        busy = ("gives", level, node_id)
-        if busy in self._busy:
-            return None
-        self._busy.add(busy)
-        try:
-            found = self._output(level, node_id)
-        finally:
-            self._busy.discard(busy)
-        self._gives[key] = found
-        return found
+        self._work_out(level)
+        return self._gives.get((level, node_id))
 
     def body_output(self, level: Level, owner: MapNode | FoldNode) -> Shape:
         """What one run of a map's or a fold's body gives: its body node's output, or its
         subgraph's (the output of the node that runs last: one of its terminal nodes)."""
         body = owner.body
         if isinstance(body, NodeBody):
-            if self.node(level, body.node) is None:
-                return None
-            return self.gives(level, body.node)
+            return self.gives(level, body.node) if self.node(level, body.node) else None
         inner = (*level, owner.id)
         current = self.level(inner)
         if current is None or not current.terminals:
@@ -457,29 +440,66 @@ class DataFlow:
 
     # how ------------------------------------------------------------------------------------
 
-    def _inflows(self, level: Level, node_id: str) -> tuple[Inflow, ...]:
+    def _work_out(self, level: Level) -> None:
+        """Every node's inflows and output at ``level``, once (its owner's level first)."""
+        if level in self._done:
+            return
+        if level:
+            self._work_out(level[:-1])  # which may work this level out, for its owner's output
+            if level in self._done:
+                return
+        self._done.add(level)
         current = self.level(level)
-        node = current.by_id.get(node_id) if current is not None else None
-        if current is None or node is None:
-            return ()
-        if node_id in current.bodies:
-            return self._body_inflows(level, current, node_id)
-        sources = current.inbound.get(node_id, ())
-        if sources:
-            return tuple(Inflow("edge", source, self.gives(level, source)) for source in sources)
+        if current is None:
+            return
+        owner = self.node(level[:-1], level[-1]) if level else None
+        if isinstance(owner, FoldNode):
+            # A pass's input is the fold's, then the previous pass's output: what the subgraph
+            # gives when its first pass is all that is known.
+            self._walk(level, current, self._entry_inflows(level, None))
+            previous = self.body_output(level[:-1], owner)
+            if previous is not None:
+                self._walk(level, current, self._entry_inflows(level, previous))
+        else:
+            self._walk(level, current, self._entry_inflows(level, None))
+
+    def _entry_inflows(self, level: Level, previous: Shape) -> tuple[Inflow, ...] | None:
+        """What a subgraph's entry nodes receive (``None`` at the top: the run's input)."""
         if not level:
-            own = _declared_input(node)
-            return (Inflow("input", None, (own,) if own is not None else self.run_input()),)
+            return None
         owner_level, owner_id = level[:-1], level[-1]
         owner = self.node(owner_level, owner_id)
         if isinstance(owner, MapNode):
             return (Inflow("item", owner_id, self._item(owner_level, owner)),)
         if isinstance(owner, FoldNode):
-            return (
-                Inflow("pass", owner_id, self.received(owner_level, owner_id)),
-                Inflow("previous", owner_id, self.body_output(owner_level, owner)),
-            )
+            first = Inflow("pass", owner_id, self.received(owner_level, owner_id))
+            if previous is None:
+                return (first,)
+            return (first, Inflow("previous", owner_id, previous))
         return ()
+
+    def _walk(self, level: Level, current: _Level, entry: tuple[Inflow, ...] | None) -> None:
+        # The nodes whose output does not depend on what they receive come first: a map's or a
+        # fold's node body may be any of them.
+        for node in current.by_id.values():
+            if not isinstance(node, (BranchNode, DelayNode, MapNode, FoldNode)):
+                self._gives[(level, node.id)] = self._output(level, node)
+        for node_id in current.order:
+            node = current.by_id[node_id]
+            sources = current.inbound.get(node_id, ())
+            if sources:
+                inflows = tuple(
+                    Inflow("edge", source, self._gives.get((level, source))) for source in sources
+                )
+            elif entry is not None:
+                inflows = entry
+            else:
+                own = _declared_input(node)
+                inflows = (Inflow("input", None, (own,) if own is not None else self.run_input()),)
+            self._receives[(level, node_id)] = inflows
+            self._gives[(level, node_id)] = self._output(level, node)
+        for node_id in current.bodies:
+            self._receives[(level, node_id)] = self._body_inflows(level, current, node_id)
 
     def _body_inflows(self, level: Level, current: _Level, node_id: str) -> tuple[Inflow, ...]:
         """A body node receives its owner's item (map) or pass (fold): the owner is the last
@@ -493,7 +513,7 @@ class DataFlow:
             if isinstance(owner, FoldNode):
                 return (
                     Inflow("pass", owner.id, self.received(level, owner.id)),
-                    Inflow("previous", owner.id, self.gives(level, node_id)),
+                    Inflow("previous", owner.id, self._gives.get((level, node_id))),
                 )
         return ()
 
@@ -502,7 +522,9 @@ class DataFlow:
         segments = _reference_segments(owner.over)
         if segments is None:
             return None
-        outcome, there = shape_at(self.received(level, owner.id), segments)
+        inflows = self._receives.get((level, owner.id), ())
+        received = combined(inflow.shape for inflow in inflows) if inflows else None
+        outcome, there = shape_at(received, segments)
         if not outcome or there is None:
             return None
         items: list[Any] = []
@@ -515,15 +537,15 @@ class DataFlow:
             items.append(inner)
         return combined([tuple(items)])
 
-    def _output(self, level: Level, node_id: str) -> Shape:
-        node = self.node(level, node_id)
+    def _output(self, level: Level, node: Node) -> Shape:
         if isinstance(node, (AgentNode, ToolNode)):
             return (node.output_schema,) if node.output_schema is not None else None
         if isinstance(node, GateNode):
             schema = node.approval_schema
             return (schema,) if isinstance(schema, dict) else None
         if isinstance(node, (BranchNode, DelayNode)):
-            return self.received(level, node_id)
+            inflows = self._receives.get((level, node.id), ())
+            return combined(inflow.shape for inflow in inflows) if inflows else None
         if isinstance(node, MapNode):
             if node.output_schema is not None:
                 return (node.output_schema,)
@@ -577,7 +599,7 @@ def _prepare(graph: Graph) -> _Level:
         if isinstance(node, (MapNode, FoldNode)) and isinstance(node.body, NodeBody)
     )
     inbound: dict[str, list[str]] = {}
-    outbound: set[str] = set()
+    outbound: dict[str, list[str]] = {}
     for edge in graph.edges:
         if edge.source in by_id and edge.target in by_id:
             if edge.source in bodies or edge.target in bodies:
@@ -585,16 +607,26 @@ def _prepare(graph: Graph) -> _Level:
             sources = inbound.setdefault(edge.target, [])
             if edge.source not in sources:
                 sources.append(edge.source)
-            outbound.add(edge.source)
-    terminals = tuple(
-        dict.fromkeys(
-            node.id for node in graph.nodes if node.id not in bodies and node.id not in outbound
-        )
-    )
+                outbound.setdefault(edge.source, []).append(edge.target)
+    walked = [node_id for node_id in by_id if node_id not in bodies]
+    waiting = {node_id: len(inbound.get(node_id, ())) for node_id in walked}
+    ready = [node_id for node_id in walked if not waiting[node_id]]
+    order: list[str] = []
+    while ready:
+        node_id = ready.pop()
+        order.append(node_id)
+        for target in outbound.get(node_id, ()):
+            waiting[target] -= 1
+            if not waiting[target]:
+                ready.append(target)
+    placed = set(order)
+    order += [node_id for node_id in walked if node_id not in placed]  # on a cycle
+    terminals = tuple(node_id for node_id in walked if node_id not in outbound)
     return _Level(
         graph,
         by_id,
         bodies,
         {target: tuple(sources) for target, sources in inbound.items()},
         terminals,
+        tuple(order),
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,14 @@ class Hint:
     case: int | None = None
     path: str = ""
     edge: int | None = None
+
+
+#: Where what flows in is described, in words, or how to say it (said only for a hint).
+Words = str | Callable[[], str]
+
+
+def _said(words: Words) -> str:
+    return words if isinstance(words, str) else words()
 
 
 def _prefix(level: Level) -> str:
@@ -137,14 +145,14 @@ def _refusal(
     words: str,
     segments: tuple[Segment, ...],
     shape: Shape,
-    described_by: str,
+    described_by: Words,
     case: int | None = None,
 ) -> Hint | None:
     outcome, _there = shape_at(shape, segments)
     if outcome is not False:
         return None
     path = ".".join(str(segment) for segment in segments)
-    beside = f"{words} reads `{path}`, which {described_by} does not describe"
+    beside = f"{words} reads `{path}`, which {_said(described_by)} does not describe"
     return Hint(
         "reference_not_described",
         f"{_prefix(level)}{node.kind} node `{node.id}`: {beside}",
@@ -172,7 +180,6 @@ def _reference(
     segments = _segments(text)
     if segments is None:
         return
-    inflows = flow.receives(level, node.id)
     hint = _refusal(
         flow,
         level,
@@ -181,7 +188,7 @@ def _reference(
         _field_words(field),
         segments,
         flow.received(level, node.id),
-        _what_flows_in(flow, level, inflows),
+        lambda: _what_flows_in(flow, level, flow.receives(level, node.id)),
     )
     if hint is not None:
         yield hint
@@ -239,7 +246,11 @@ def _over(flow: DataFlow, level: Level, node: MapNode) -> Iterator[Hint]:
 def _branch(flow: DataFlow, level: Level, node: BranchNode) -> Iterator[Hint]:
     yield from _reference(flow, level, node, "on", node.on)
     received = flow.received(level, node.id)
-    described_by = _what_flows_in(flow, level, flow.receives(level, node.id))
+
+    def described_by() -> str:
+        words = _what_flows_in(flow, level, flow.receives(level, node.id))
+        return words if node.on is None else f"what {words} describes at `{node.on}`"
+
     shape: Shape = received
     if node.on is not None:
         on = _segments(node.on)
@@ -248,7 +259,6 @@ def _branch(flow: DataFlow, level: Level, node: BranchNode) -> Iterator[Hint]:
         outcome, shape = shape_at(received, on)
         if not outcome:
             return  # `on` itself is hinted, or nothing is known there
-        described_by = f"what {described_by} describes at `{node.on}`"
     for index, case in enumerate(node.cases):
         if not isinstance(case.when, ExpressionCondition):
             continue
@@ -273,7 +283,7 @@ def _condition(
     words: str,
     text: str,
     shape: Shape,
-    described_by: str,
+    described_by: Words,
     case: int | None = None,
 ) -> Iterator[Hint]:
     try:

@@ -26,11 +26,24 @@ def _node_url(page: str, node: str, level: tuple[str, ...]) -> str:
     return f"{page}?node={quote(node, safe='')}{owners}"
 
 
-def hint_rows(ed: CheckedDraft, page: str) -> list[dict[str, Any]]:
-    """The hints under the verdict: each with its node's link (focusing the field it is
-    about), and for an edge listed twice the place of the one to remove."""
-    rows = []
-    for hint in draft_hints(ed):
+#: The most hints listed under the verdict (all are counted).
+MAX_LISTED = 100
+
+
+class HintRows(list[dict[str, Any]]):
+    """The hints listed, and ``total``: how many there are."""
+
+    total: int = 0
+
+
+def hint_rows(ed: CheckedDraft, page: str) -> HintRows:
+    """The hints under the verdict (the first :data:`MAX_LISTED`): each with its node's link
+    (focusing the field it is about), and for an edge listed twice the place of the one to
+    remove."""
+    hints = draft_hints(ed)
+    rows = HintRows()
+    rows.total = len(hints)
+    for hint in hints[:MAX_LISTED]:
         node = ed.node(hint.node, hint.level) if hint.node else None
         row: dict[str, Any] = {
             "code": hint.code,

@@ -207,6 +207,10 @@
   document.addEventListener("htmx:beforeRequest", function (event) {
     var config = event.detail.requestConfig || {};
     var path = (config.path || "") + "";
+    var target = event.detail.target;
+    if (!target || target.id !== "node-panel") {
+      return; // not a node's form (the node's test result loads beside it, for one)
+    }
     focusForm = (config.verb || "").toLowerCase() === "get" && path.indexOf("node=") !== -1;
     var elt = event.detail.elt;
     focusField = focusForm && elt && elt.dataset ? elt.dataset.focus || null : null;

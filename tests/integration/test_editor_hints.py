@@ -171,18 +171,6 @@ def test_an_answer_to_typing_brings_the_hint_beside_the_field_and_takes_it_away(
     assert "describes as a string, not a list" in slot
 
 
-def test_case_conditions_are_read_against_the_value_at_on() -> None:
-    from editor.graph import parse_graph
-    from editor.graph.hints import document_hints
-
-    value = approval()
-    branch = value["nodes"][2]["payload"]
-    branch["on"] = "draft"
-    hints = document_hints(parse_graph(value))
-    # `draft` is a string: the schema there has no properties, so nothing is judged.
-    assert [hint.code for hint in hints] == []
-
-
 # --- A node's data: Receives, Gives and the picker ---------------------------------------------
 
 
