@@ -100,7 +100,7 @@ def _node_form(
     if not level:  # what reached a top-level node in the latest test run, asked when drawn
 
         def tested() -> Any:
-            received = test_nodes.received_input(ed.slug, node_key)
+            received = test_nodes.offered_input(ed.slug, node_key)
             return received.value if received is not None else MISSING
 
     return node_form.node_form(

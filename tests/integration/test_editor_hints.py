@@ -448,3 +448,45 @@ def test_a_reader_cannot_relabel(client: Client, make_graph: Any) -> None:
     )
 
     assert response.status_code == 403
+
+
+def test_the_paths_offered_come_first_from_what_the_latest_test_run_routed_to_the_node(
+    author_client: Client, author: User
+) -> None:
+    from editor.services.runs import test_runs
+    from tests.integration.api.running import drive
+
+    echo = {"kind": "tool", "payload": {"id": "ask", "tool": "echo"}}
+    fan = {
+        "kind": "map",
+        "payload": {
+            "id": "fan",
+            "over": "items",
+            "concurrency": 1,
+            "body": {"kind": "node", "value": "each"},
+        },
+    }
+    each = {"kind": "tool", "payload": {"id": "each", "tool": "echo"}}
+    value = {
+        "schema_version": 1,
+        "nodes": [echo, fan, each],
+        "edges": [{"from": "ask", "to": "fan"}],
+    }
+    documents.create_document(author, title="Flow", slug="flow", text=json.dumps(value))
+    html = page(author_client, "?node=fan")
+    assert "Nothing says what flows in" in html
+    run = test_runs.start_test_run(author, "flow", {"posts": [{"title": "a"}], "n": 2}).run
+    # The map's `over` misses: the run fails before it enters the map, and what reached it is
+    # what its picker needs most.
+    assert drive(run) == "failed"
+
+    html = page(author_client, "?node=fan")
+
+    datalist = re.search(r'<datalist id="paths-over">(.*?)</datalist>', html, re.S)
+    assert datalist is not None
+    assert re.findall(r'<option value="([^"]+)">([^<]*)</option>', datalist.group(1)) == [
+        ("posts", "array in the latest test run")
+    ]
+    assert "Offers 1 path of what flows in, the latest test run's first" in html
+    # Nothing declares what `ask` gives, so nothing is hinted.
+    assert 'id="hints"' not in html

@@ -51,6 +51,7 @@ __all__ = [
     "Received",
     "execute_node",
     "node_write_tools",
+    "offered_input",
     "received_input",
     "test_from_here",
 ]
@@ -101,6 +102,25 @@ def received_input(slug: str, node: str) -> Received | None:
         return None
     value = _routed(run, node)
     return None if value is MISSING else Received(str(run.id), value)
+
+
+def offered_input(slug: str, node: str) -> Received | None:
+    """What the editor's pickers offer the paths of: what ``node`` received in the latest test
+    run that reached it, else what the latest test run routed to it before stopping short of
+    it (a map whose ``over`` misses fails before it is entered, and its input is what a person
+    needs to see most)."""
+    found = received_input(slug, node)
+    if found is not None:
+        return found
+    latest = (
+        Run.objects.filter(document=document_row(slug), test_revision__isnull=False)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if latest is None:
+        return None
+    value = _routed(latest, node)
+    return None if value is MISSING else Received(str(latest.id), value)
 
 
 def _routed(run: Run, node: str) -> Any:
