@@ -326,17 +326,8 @@
     submitConnect(form, from, to, null);
   }
 
-  // The cases of a branch that have an edge, from the edge list ("[case]" after the ends).
   function routedCases(branch) {
-    var found = [];
-    document.querySelectorAll("#edge-list li.edge").forEach(function (row) {
-      var ends = row.querySelectorAll(":scope > code");
-      var label = row.querySelector(":scope > .edge-label");
-      if (ends.length === 2 && ends[0].textContent === branch && label) {
-        found.push(label.textContent.replace(/^\[/, "").replace(/\]$/, ""));
-      }
-    });
-    return found;
+    return window.gatehouseEditor ? window.gatehouseEditor.routedCases(branch) : [];
   }
 
   // Add the edge, then say how it went: connected, or why not (an edge that is there already).

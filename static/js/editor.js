@@ -114,9 +114,25 @@
     if (mine === null) {
       label.value = "";
     } else if (!chosen || chosen.parentElement !== mine) {
-      var first = mine.querySelector("option");
+      // The first case without an edge yet (a case that has its edge is not preselected).
+      var routed = routedCases(select.value);
+      var options = Array.from(mine.querySelectorAll("option"));
+      var first = options.find(function (option) { return routed.indexOf(option.value) === -1; }) || options[0];
       label.value = first ? first.value : "";
     }
+  }
+
+  // The cases of a branch that have an edge, read from the edge list ("[case]" after its ends).
+  function routedCases(branch) {
+    var found = [];
+    document.querySelectorAll("#edge-list li.edge").forEach(function (row) {
+      var ends = row.querySelectorAll(":scope > code");
+      var label = row.querySelector(":scope > .edge-label");
+      if (ends.length === 2 && ends[0].textContent === branch && label) {
+        found.push(label.textContent.replace(/^\[/, "").replace(/\]$/, ""));
+      }
+    });
+    return found;
   }
 
   document.addEventListener("change", function (event) {
@@ -288,6 +304,7 @@
   window.gatehouseEditor = {
     selectedNode: selectedNode,
     narrowLabels: narrowLabels,
+    routedCases: routedCases,
     afterSwaps: afterSwaps,
   };
 

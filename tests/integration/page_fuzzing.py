@@ -314,6 +314,13 @@ PAGES: tuple[Page, ...] = (
         ("revision", "edge", "selected"),
         (_REV, ("edge", ("0", "1"))),
     ),
+    # The one-click fix of a branch edge's label (issue 25).
+    Page(
+        "POST",
+        _EDITOR + "edit/relabel-edge/",
+        ("revision", "edge", "from", "to", "label", "in", "selected"),
+        (_REV, ("edge", ("0", "1")), ("from", _NODES), ("to", _NODES)),
+    ),
     Page("POST", _EDITOR + "edit/json/", ("revision", "text", "selected"), (_REV,)),
     Page("POST", _EDITOR + "freeze/", ("revision", "note"), (_REV,)),
     Page("POST", _EDITOR + "discard/", ("revision",), (_REV,)),
