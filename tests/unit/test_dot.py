@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from editor.graph import parse_document, templates, validate
-from editor.graph.dot import KIND_SHAPES, dot_source
+from editor.graph.dot import KIND_SHAPES, dot_source, drawing
 
 HASH = "sha256:" + "a" * 64
 
@@ -100,6 +100,24 @@ def test_nodes_and_edges_with_errors_are_red_dashed_and_marked():
     line = node_line(source, "agent node a")
     assert "⚠" in line and "dashed" in line and "#c62828" in line
     assert sum("style=dashed" in edge and "#c62828" in edge for edge in source.splitlines()) == 2
+
+
+def test_a_node_with_a_held_field_is_dotted_and_says_so_apart_from_an_error():
+    both = graph(
+        [
+            {"kind": "agent", "payload": {"id": "a", "agent_hash": "bad"}},
+            {"kind": "tool", "payload": {"id": "b", "tool": "echo"}},
+        ],
+        [{"from": "a", "to": "b"}],
+    )
+    source = drawing(both, errors=validate(both), held=[((), "a"), ((), "b")]).source
+    held = node_line(source, "tool node b")
+    assert "✎ b" in held and "tool · not saved" in held
+    assert "dotted" in held and "dashed" not in held and "#c62828" not in held
+    assert 'class="top-level held"' in held
+    # An error's red and dashes win; the words say both.
+    broken = node_line(source, "agent node a")
+    assert "⚠ ✎" in broken and "dashed" in broken and "#c62828" in broken
 
 
 def test_a_body_node_hangs_on_a_dashed_body_edge_without_entry_or_terminal_marks():
