@@ -334,6 +334,8 @@ class _Level:
     #: The walked nodes in an order where each comes after every node with an edge to it
     #: (those on a cycle last, in document order).
     order: tuple[str, ...]
+    #: Each body node's owner: the last map or fold naming it.
+    owners: dict[str, MapNode | FoldNode]
 
 
 class DataFlow:
@@ -504,17 +506,14 @@ class DataFlow:
     def _body_inflows(self, level: Level, current: _Level, node_id: str) -> tuple[Inflow, ...]:
         """A body node receives its owner's item (map) or pass (fold): the owner is the last
         map or fold naming it."""
-        for owner in reversed(current.graph.nodes):
-            body = getattr(owner, "body", None)
-            if not (isinstance(body, NodeBody) and body.node == node_id):
-                continue
-            if isinstance(owner, MapNode):
-                return (Inflow("item", owner.id, self._item(level, owner)),)
-            if isinstance(owner, FoldNode):
-                return (
-                    Inflow("pass", owner.id, self.received(level, owner.id)),
-                    Inflow("previous", owner.id, self._gives.get((level, node_id))),
-                )
+        owner = current.owners.get(node_id)
+        if isinstance(owner, MapNode):
+            return (Inflow("item", owner.id, self._item(level, owner)),)
+        if isinstance(owner, FoldNode):
+            return (
+                Inflow("pass", owner.id, self.received(level, owner.id)),
+                Inflow("previous", owner.id, self._gives.get((level, node_id))),
+            )
         return ()
 
     def _item(self, level: Level, owner: MapNode) -> Shape:
@@ -593,11 +592,12 @@ def _reference_segments(text: str | None) -> tuple[str | int, ...] | None:
 
 def _prepare(graph: Graph) -> _Level:
     by_id = {node.id: node for node in graph.nodes}
-    bodies = frozenset(
-        node.body.node
+    owners: dict[str, MapNode | FoldNode] = {
+        node.body.node: node
         for node in graph.nodes
         if isinstance(node, (MapNode, FoldNode)) and isinstance(node.body, NodeBody)
-    )
+    }
+    bodies = frozenset(owners)
     inbound: dict[str, list[str]] = {}
     outbound: dict[str, list[str]] = {}
     for edge in graph.edges:
@@ -629,4 +629,5 @@ def _prepare(graph: Graph) -> _Level:
         {target: tuple(sources) for target, sources in inbound.items()},
         terminals,
         tuple(order),
+        owners,
     )

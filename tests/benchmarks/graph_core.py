@@ -5,7 +5,9 @@ folds' ``on_bound`` among them, about 1.2 edges per node, labelled branches, map
 and folds with body nodes, gates with one of
 three schemas, display names on a third of the nodes) and prints, measured in
 this one run, the time of parse + validate + hash as a ratio to ``json.loads``
-of the same bytes, and the 10k/1k cost ratio. Run it with ``make bench``.
+of the same bytes, and the 10k/1k cost ratio; and where the time goes, with the editor's hints
+(``editor.graph.hints``, made once per draft text, not part of the verdict) beside the phases.
+Run it with ``make bench``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from editor.graph import validate_document
+from editor.graph.hints import document_hints
 from editor.graph.jsonio import read_json
 from editor.graph.parsing import parse_graph
 from editor.graph.validation import validate
@@ -181,6 +184,8 @@ def main() -> None:
                 "validate": measure(lambda graph=graph: validate(graph), repeats),
                 "graph_hash": measure(lambda value=value: graph_hash(parse_graph(value)), repeats)
                 - measure(lambda value=value: parse_graph(value), repeats),
+                # The editor's hints (never part of validate_document): made once per draft text.
+                "hints": measure(lambda graph=graph: document_hints(graph), repeats),
             },
         )
     print("validate_document (strict parse + validate + hash) vs json.loads, median of runs")
