@@ -25,6 +25,7 @@ from editor.services.documents import history
 from editor.services.documents.drafts import (
     KEEP,
     SavedDraft,
+    graph_to_freeze,
     held_error,
     keep_layout,
     list_revisions,
@@ -36,11 +37,9 @@ from editor.services.documents.drafts import (
     verdict_of,
 )
 from editor.services.documents.graphs import (
-    check_graph,
     is_graph_hash,
     load_graph,
     save_graph,
-    validate_graph_document,
 )
 from editor.services.documents.rows import (
     MAX_TITLE_LENGTH,
@@ -393,11 +392,7 @@ def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "
         draft = Draft.objects.select_for_update().get(document=document)
         if draft.revision != expected_revision:
             raise StaleDraft(draft.revision)
-        if draft.held:
-            found = list(validate_graph_document(draft.text).get("errors", ()))
-            held = [held_error(entry) for entry in draft.held]
-            raise InvalidGraph([*found, *held], malformed=False)
-        graph = check_graph(draft.text)
+        graph = graph_to_freeze(draft)
         digest = graph_hash(graph)
         latest = _latest(document)
         if latest is not None and latest.graph == digest:

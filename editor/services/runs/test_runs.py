@@ -38,8 +38,8 @@ from editor.graph import (
 )
 from editor.graph.model import SubgraphBody
 from editor.models import Document, LastSample, PinnedOutput, Run, RunEvent, SampleInput
-from editor.services.documents.drafts import held_error, parsed_draft
-from editor.services.documents.graphs import check_graph, save_graph, validate_graph_document
+from editor.services.documents.drafts import graph_to_freeze, parsed_draft
+from editor.services.documents.graphs import save_graph, validate_graph_document
 from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import (
     DraftInvalid,
@@ -93,11 +93,8 @@ def draft_graph(document: Document) -> Graph:
     every error (the held fields the editor could not take count as errors, as they block
     freezing)."""
     draft = document.draft
-    if draft.held:
-        found = list(validate_graph_document(draft.text).get("errors", ()))
-        raise DraftInvalid([*found, *(held_error(entry) for entry in draft.held)], draft.revision)
     try:
-        return check_graph(draft.text)
+        return graph_to_freeze(draft)
     except InvalidGraph as invalid:
         raise DraftInvalid(list(invalid.errors), draft.revision) from None
 
