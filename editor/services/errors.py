@@ -26,6 +26,7 @@ __all__ = [
     "InvalidPin",
     "InvalidRequest",
     "InvalidResume",
+    "NoFreeSlug",
     "NotAllowed",
     "NotComparable",
     "NotOffered",
@@ -155,6 +156,13 @@ class InvalidAgent(ServiceError):
 
     def details(self) -> dict[str, Any]:
         return {"errors": self.errors}
+
+
+class NoFreeSlug(InvalidRequest):
+    """Every slug a new document's title gives (``slug``, ``slug-2`` … ``slug-99``) is taken."""
+
+    def __init__(self) -> None:
+        super().__init__("too many documents have this title; choose another", "title")
 
 
 class SlugTaken(ServiceError):

@@ -25,8 +25,9 @@ from editor.services.documents.rows import (
     derive_slug,
     document_row,
     require_author,
+    slug_free,
 )
-from editor.services.errors import SlugTaken
+from editor.services.errors import NoFreeSlug, SlugTaken
 
 __all__ = [
     "Deleted",
@@ -46,15 +47,6 @@ class Deleted:
     versions_kept: int
 
 
-def _slug_free(slug: str, document: Document | None = None) -> bool:
-    documents_with_it = Document.objects.filter(slug=slug)
-    aliases = DocumentAlias.objects.filter(slug=slug)
-    if document is not None:
-        documents_with_it = documents_with_it.exclude(pk=document.pk)
-        aliases = aliases.exclude(document=document)
-    return not documents_with_it.exists() and not aliases.exists()
-
-
 def update_document(
     user: Any,
     slug: str,
@@ -71,7 +63,7 @@ def update_document(
         changes["title"] = check_title(title)
     if new_slug is not None and new_slug != document.slug:
         check_slug(new_slug)
-        if not _slug_free(new_slug, document):
+        if not slug_free(new_slug, document):
             raise SlugTaken(new_slug)
         changes["slug"] = new_slug
     if archived is not None:
@@ -98,19 +90,13 @@ def duplicate_document(user: Any, slug: str, *, title: str | None = None) -> doc
     require_author(user)
     document = document_row(slug)
     copy_title = check_title(title) if title else f"Copy of {document.title}"[:MAX_TITLE_LENGTH]
-    base = derive_slug(copy_title)
     summary = f"duplicated from `{document.slug}` (revision {document.draft.revision})"
-    for attempt in range(1, 100):
-        candidate = base if attempt == 1 else f"{base[:60]}-{attempt}"
-        if not _slug_free(candidate):
-            continue
-        try:
-            return documents.create_document(
-                user, title=copy_title, slug=candidate, text=document.draft.text, summary=summary
-            )
-        except SlugTaken:
-            continue
-    raise SlugTaken(base)
+    try:
+        return documents.new_document(
+            user, title=copy_title, text=document.draft.text, summary=summary
+        )
+    except NoFreeSlug:
+        raise SlugTaken(derive_slug(copy_title)) from None
 
 
 def delete_document(user: Any, slug: str) -> Deleted:
