@@ -6,16 +6,14 @@ tokens. The rest needs a role (a group), or being a superuser.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import AnonymousUser, User
 
 __all__ = [
     "APPROVE",
     "AUTHOR",
     "OPERATE",
     "ActingUser",
+    "author_of",
     "can_approve",
     "can_author",
     "can_operate",
@@ -30,6 +28,12 @@ APPROVE = "editor.approve"
 #: Who a service acts for: the user of a request, signed in or not (``request.user``; the API's
 #: ``request.auth``). Every service checks the role itself, so an anonymous one is refused there.
 type ActingUser = User | AnonymousUser
+
+
+def author_of(user: ActingUser | None) -> User | None:
+    """The user to record as who made a row (a revision, a run, an agent, a token): ``None``
+    for the command line, or for a user not signed in."""
+    return user if isinstance(user, User) and user.pk else None
 
 
 def can_author(user: ActingUser) -> bool:

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.forms import StartRunForm
-from editor.graph import short_hash, wire_value
+from editor.graph import GraphHash, hex_digits, short_hash, wire_value
 from editor.graph.jsonio import pretty_json
 from editor.services import documents
 from editor.services.access import can_operate
@@ -44,9 +44,9 @@ def version_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @require_safe
-def prefixed_graph(request: HttpRequest, hex_digest: str) -> HttpResponse:
+def prefixed_graph(request: HttpRequest, digest: GraphHash) -> HttpResponse:
     """``/g/sha256:<hex>/`` is the same page as ``/g/<hex>/``."""
-    target = reverse("graph", args=[hex_digest])
+    target = reverse("graph", args=[digest])
     if request.META.get("QUERY_STRING"):
         target += "?" + request.META["QUERY_STRING"]
     return redirect(target, permanent=True)
@@ -65,8 +65,7 @@ def _from_document(request: HttpRequest) -> documents.DocumentInfo | None:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def graph_page(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
-    digest = f"sha256:{hex_digest}"
+def graph_page(request: HtmxHttpRequest, digest: GraphHash) -> HttpResponse:
     graph = graphs.load_graph(digest)
     document = _from_document(request)
     version = None
@@ -75,12 +74,12 @@ def graph_page(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
     query = f"?document={document.slug}" if document else ""
     context = {
         "digest": digest,
-        "hex": hex_digest,
-        "short": short_hash(hex_digest),
+        "hex": hex_digits(digest),
+        "short": short_hash(digest),
         "document": document,
         "version": version,
         "editor_url": editor_url(document.slug) if document else None,
-        "download_url": reverse("graph_download", args=[hex_digest]) + query,
+        "download_url": reverse("graph_download", args=[digest]) + query,
         "canvas": canvas.draw(graph),
         "json": pretty_json(wire_value(graph)),
         "compare_choices": _compare_choices(document, exclude=digest) if document else [],
@@ -107,10 +106,10 @@ def _compare_choices(document: documents.DocumentInfo, *, exclude: str) -> list[
 
 
 @require_safe
-def download(request: HttpRequest, hex_digest: str) -> HttpResponse:
-    body = graphs.export_graph(f"sha256:{hex_digest}")
+def download(request: HttpRequest, digest: GraphHash) -> HttpResponse:
+    body = graphs.export_graph(digest)
     document = _from_document(request)
-    name = f"{short_hash(hex_digest)}.json"
+    name = f"{short_hash(digest)}.json"
     if document is not None:
         name = f"{document.slug}-{name}"
     response = HttpResponse(body, content_type="application/json")

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, graph_hash, parse_document
 from editor.models import Document, Draft, Version
+from editor.services.access import ActingUser
 from editor.services.documents import history
 from editor.services.documents.drafts import (
     KEEP,
@@ -322,7 +323,7 @@ def read_draft_record(slug: str) -> DraftRecord:
     )
 
 
-def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "") -> Frozen:
+def freeze(user: ActingUser, slug: str, *, expected_revision: int | None, note: str = "") -> Frozen:
     """Freeze the draft as the next version, unless it equals the latest one.
 
     The draft must be at ``expected_revision`` and valid (:class:`InvalidGraph`

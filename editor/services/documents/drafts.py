@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from editor.graph import ErrorData, Graph, MalformedDocument, parse_document
 from editor.models import Document, Draft
+from editor.services.access import ActingUser
 from editor.services.documents import history
 from editor.services.documents.graphs import (
     check_graph,
@@ -104,7 +105,7 @@ def parsed_draft(document: Document) -> Graph | None:
 
 
 def save_draft(
-    user: Any,
+    user: ActingUser,
     slug: str,
     *,
     text: str,
@@ -170,12 +171,12 @@ def _has_node(graph: Graph, level: list[str], node_id: str) -> bool:
     return current is not None and any(node.id == node_id for node in current.nodes)
 
 
-def undo(user: Any, slug: str, *, expected_revision: int | None) -> SavedDraft:
+def undo(user: ActingUser, slug: str, *, expected_revision: int | None) -> SavedDraft:
     """Back to the state before the last change (a new revision; raises ``NothingToUndo``)."""
     return _write(user, slug, expected_revision, _at_revision(history.undo_plan))
 
 
-def redo(user: Any, slug: str, *, expected_revision: int | None) -> SavedDraft:
+def redo(user: ActingUser, slug: str, *, expected_revision: int | None) -> SavedDraft:
     """The change last undone, again (a new revision; raises ``NothingToRedo``)."""
     return _write(user, slug, expected_revision, _at_revision(history.redo_plan))
 
@@ -186,7 +187,7 @@ def _at_revision(plan: Callable[[Document, int], history.Planned]) -> Plan:
 
 
 def restore_revision(
-    user: Any, slug: str, number: int, *, expected_revision: int | None
+    user: ActingUser, slug: str, number: int, *, expected_revision: int | None
 ) -> SavedDraft:
     """The draft as it was at revision ``number``, saved as a new revision."""
     return _write(
@@ -208,7 +209,7 @@ def list_revisions(
 
 
 def _write(
-    user: Any,
+    user: ActingUser,
     slug: str,
     expected_revision: int | None,
     plan: Plan,

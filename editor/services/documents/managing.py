@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from editor.models import Document, DocumentAlias, Draft, DraftRevision
 from editor.services import documents, quotas
+from editor.services.access import ActingUser
 from editor.services.documents.rows import (
     MAX_TITLE_LENGTH,
     author_of,
@@ -48,7 +49,7 @@ class Deleted:
 
 
 def update_document(
-    user: Any,
+    user: ActingUser,
     slug: str,
     *,
     title: str | None = None,
@@ -85,7 +86,9 @@ def update_document(
     return documents.get_document(changes.get("slug", document.slug))
 
 
-def duplicate_document(user: Any, slug: str, *, title: str | None = None) -> documents.DocumentInfo:
+def duplicate_document(
+    user: ActingUser, slug: str, *, title: str | None = None
+) -> documents.DocumentInfo:
     """A new document whose draft is a copy of this one's (its history starts afresh)."""
     require_author(user)
     document = document_row(slug)
@@ -99,7 +102,7 @@ def duplicate_document(user: Any, slug: str, *, title: str | None = None) -> doc
         raise SlugTaken(derive_slug(copy_title)) from None
 
 
-def delete_document(user: Any, slug: str) -> Deleted:
+def delete_document(user: ActingUser, slug: str) -> Deleted:
     """Delete the draft and its history; frozen versions (and the runs of them) stay."""
     require_author(user)
     document = document_row(slug)

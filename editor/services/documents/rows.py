@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from django.utils.text import slugify
 
 from editor.models import Document, DocumentAlias
-from editor.services.access import can_author
+from editor.services.access import ActingUser, author_of, can_author
 from editor.services.errors import InvalidRequest, NotAllowed, UnknownDocument
 from editor.services.storable import NUL
 
@@ -39,14 +38,9 @@ _DASHES = re.compile(r"[-_]+")
 SLUG_ATTEMPTS = 99
 
 
-def require_author(user: Any) -> None:
+def require_author(user: ActingUser) -> None:
     if not can_author(user):
         raise NotAllowed()
-
-
-def author_of(user: Any) -> Any:
-    """The user to record as the author of a change (``None`` for the command line)."""
-    return user if getattr(user, "pk", None) else None
 
 
 def derive_slug(title: str) -> str:

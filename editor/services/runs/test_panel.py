@@ -9,7 +9,7 @@ from typing import Any
 
 from editor.graph.jsonio import pretty_json
 from editor.models import RunEvent
-from editor.services.access import can_author
+from editor.services.access import ActingUser, can_author
 from editor.services.documents.rows import document_row
 from editor.services.documents.samples import Sample, list_samples
 from editor.services.errors import DraftInvalid
@@ -70,7 +70,7 @@ class TestPanel:
         return any(not row.at_rest for row in self.runs)
 
 
-def test_panel(user: Any, slug: str) -> TestPanel:
+def test_panel(user: ActingUser, slug: str) -> TestPanel:
     document = document_row(slug)
     chosen = list_samples(user, slug)
     draft_error = None
