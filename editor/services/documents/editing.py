@@ -154,7 +154,7 @@ class CheckedDraft(ParsedDraft):
 
     @cached_property
     def errors(self) -> list[ErrorData]:
-        """The validation errors (the held fields are apart: :attr:`held_errors`); a
+        """The validation errors (the held fields are apart: :attr:`held`); a
         ``malformed_document`` one carries where the text stops being readable, as data
         (``line``, ``column`` or ``location``, and ``reason``)."""
         found: list[ErrorData] = list(self.validation.get("errors", ()))
@@ -172,11 +172,6 @@ class CheckedDraft(ParsedDraft):
                     error["location"], error["reason"] = problem.location, problem.reason
             placed.append(error)
         return placed
-
-    @property
-    def held_errors(self) -> list[ErrorData]:
-        """The fields the editor could not take, as errors: they block freezing too."""
-        return [documents.held_error(entry) for entry in self.held]
 
     @property
     def error_count(self) -> int:
@@ -249,10 +244,6 @@ class CheckedDraft(ParsedDraft):
             if error.get("code") in ("malformed_document", "payload_too_large"):
                 return str(error["message"])
         return None
-
-    @property
-    def node_ids(self) -> list[str]:
-        return self.node_ids_at(())
 
     def node_ids_at(self, level: SubgraphPath) -> list[str]:
         current = self.level_value(level)
