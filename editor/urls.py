@@ -1,10 +1,17 @@
-"""URL routes. Every page needs a signed-in user except sign-in and ``/healthz``."""
+"""URL routes. Every page needs a signed-in user except sign-in and ``/healthz``.
+
+A graph's pages name it by the hex digits of its hash (``/g/<hex>/``); the ``graph`` converter
+hands their views the whole :data:`~editor.graph.GraphHash` (``sha256:<hex>``), and takes one
+(or the hex digits alone) to write an address.
+"""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path, re_path
+from django.urls import path, register_converter
 
 from editor.api import urls as api_urls
+from editor.graph import GraphHash, hex_digits
+from editor.graph.jsonio import HASH_PREFIX
 from editor.views import (
     account,
     agents,
@@ -27,18 +34,31 @@ from editor.views import (
     versions,
 )
 
+
+class GraphHashConverter:
+    """``/g/<hex>/``: 64 lowercase hex digits in the address, a :data:`GraphHash` in the view."""
+
+    regex = "[0-9a-f]{64}"
+
+    def to_python(self, value: str) -> GraphHash:
+        return GraphHash(HASH_PREFIX + value)
+
+    def to_url(self, value: str) -> str:
+        return hex_digits(value)
+
+
+register_converter(GraphHashConverter, "graph")
+
 urlpatterns = [
     path("", graphs.graph_list, name="home"),
     path("new/", graphs.new_graph, name="new_graph"),
     path("import/", graphs.import_graph, name="import_graph"),
     path("graphs/<slug:slug>/versions/", versions.version_list, name="versions"),
     path("graphs/<slug:slug>/compare/", versions.compare, name="compare"),
-    re_path(r"^g/(?P<hex_digest>[0-9a-f]{64})/$", versions.graph_page, name="graph"),
-    re_path(
-        r"^g/(?P<hex_digest>[0-9a-f]{64})/download/$", versions.download, name="graph_download"
-    ),
-    re_path(r"^g/sha256:(?P<hex_digest>[0-9a-f]{64})/$", versions.prefixed_graph),
-    re_path(r"^g/(?P<hex_digest>[0-9a-f]{64})/runs/$", runs.start_run, name="start_run"),
+    path("g/<graph:digest>/", versions.graph_page, name="graph"),
+    path("g/<graph:digest>/download/", versions.download, name="graph_download"),
+    path("g/sha256:<graph:digest>/", versions.prefixed_graph),
+    path("g/<graph:digest>/runs/", runs.start_run, name="start_run"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/<uuid:run_id>/", runs.run_page, name="run"),
     path("runs/<uuid:run_id>/abandon/", runs.abandon_run, name="abandon_run"),

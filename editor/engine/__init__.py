@@ -66,7 +66,7 @@ from editor.engine.runner import Engine, compact_json
 from editor.engine.schemas import violations
 from editor.engine.states import PARKED, TERMINAL, TRANSITIONS, RunState, check_transition
 from editor.engine.status import StatusFold, graph_projection, run_status
-from editor.engine.trace import Level, Levels, NodeMark, RunTrace, level_of, levels, run_trace
+from editor.engine.trace import Levels, NodeMark, RunTrace, level_of, levels, run_trace
 from editor.engine.transitions import allowed_sources, check_append_states
 
 __all__ = [
@@ -88,7 +88,6 @@ __all__ = [
     "Installation",
     "InvalidForkNode",
     "InvalidResumeInput",
-    "Level",
     "Levels",
     "Limits",
     "ModelProvider",

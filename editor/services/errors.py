@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from editor.graph import ErrorData
+
 __all__ = [
     "AlreadyFinished",
     "DraftInvalid",
@@ -24,6 +26,7 @@ __all__ = [
     "InvalidPin",
     "InvalidRequest",
     "InvalidResume",
+    "NoFreeSlug",
     "NotAllowed",
     "NotComparable",
     "NotOffered",
@@ -131,7 +134,7 @@ class UnknownAgent(ServiceError):
 class InvalidGraph(ServiceError):
     """A graph document that does not parse (``malformed``) or does not validate."""
 
-    def __init__(self, errors: list[dict[str, Any]], *, malformed: bool) -> None:
+    def __init__(self, errors: list[ErrorData], *, malformed: bool) -> None:
         if malformed:
             message = "the graph document is not well formed"
         else:
@@ -153,6 +156,13 @@ class InvalidAgent(ServiceError):
 
     def details(self) -> dict[str, Any]:
         return {"errors": self.errors}
+
+
+class NoFreeSlug(InvalidRequest):
+    """Every slug a new document's title gives (``slug``, ``slug-2`` … ``slug-99``) is taken."""
+
+    def __init__(self) -> None:
+        super().__init__("too many documents have this title; choose another", "title")
 
 
 class SlugTaken(ServiceError):
@@ -198,7 +208,7 @@ class NotRunnable(ServiceError):
     (spec 02, run-time resolution). ``errors`` are all of them, in document order; the
     edge answers with the first one's ``code``."""
 
-    def __init__(self, errors: list[dict[str, Any]]) -> None:
+    def __init__(self, errors: list[ErrorData]) -> None:
         first = errors[0]["message"] if errors else "the graph cannot run here"
         super().__init__(f"the graph cannot run here: {first}")
         self.errors = errors
@@ -416,7 +426,7 @@ class DraftInvalid(ServiceError):
     """A test run of a draft that does not validate (``draft_invalid``): every error, as
     validation reports them (held fields too)."""
 
-    def __init__(self, errors: list[dict[str, Any]], revision: int) -> None:
+    def __init__(self, errors: list[ErrorData], revision: int) -> None:
         first = errors[0].get("message") if errors else "it does not parse"
         super().__init__(
             f"the draft (revision {revision}) has {len(errors)} error(s) and cannot be tested: "

@@ -116,6 +116,33 @@ def test_operators_see_every_users_usage_and_limits(
     assert "0 / 1000" in row  # runs this hour
 
 
+def test_the_usage_page_lists_a_later_page_when_asked(client: Client, author: User) -> None:
+    staff = make_user("sam")
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+
+    response = client.get("/admin/usage/", {"page": "2"})
+
+    assert response.status_code == 200
+    assert '<th scope="row">ada</th>' not in response.content.decode()
+
+
+@pytest.mark.parametrize("page", ["abc", "0", "-1", "1.5", "٣", "9" * 30, "1" * 5000])
+def test_the_usage_page_refuses_a_page_that_is_not_a_whole_number_naming_it(
+    client: Client, page: str
+) -> None:
+    staff = make_user("sam")
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+
+    response = client.get("/admin/usage/", {"page": page})
+
+    assert response.status_code == 400
+    assert "`page` must be a whole number from 1 to" in response.content.decode()
+
+
 def test_the_usage_page_is_for_staff_only(author_client: Client) -> None:
     response = author_client.get("/admin/usage/")
     assert response.status_code == 302

@@ -20,7 +20,7 @@ from editor.presentation import approval_forms
 from editor.presentation.approval_forms import ApprovalForm
 from editor.presentation.typed import decimal_number, read_typed_json
 from editor.services import inbox, links
-from editor.services.access import can_resolve, can_resolve_any
+from editor.services.access import ActingUser, can_resolve, can_resolve_any
 from editor.services.errors import InvalidRequest, InvalidResume, NotAllowed, NotSuspended
 from editor.services.inbox import InboxItem
 from editor.services.inbox import log as inbox_log
@@ -73,7 +73,7 @@ def card(item: InboxItem, *, may_resolve: bool) -> Card:
     )
 
 
-def cards(user: Any, items: list[InboxItem]) -> list[Card]:
+def cards(user: ActingUser, items: list[InboxItem]) -> list[Card]:
     # One permission check per kind of item, not per card.
     allowed = {kind: can_resolve(user, kind) for kind in {item.kind for item in items}}
     return [card(item, may_resolve=allowed[item.kind]) for item in items]
@@ -181,7 +181,7 @@ def _with_violations(
     return replace(base, output_text=str(post.get("output", "")), errors={"output": messages})
 
 
-def resolve_card(user: Any, run_id: str, post: Mapping[str, str]) -> Card:
+def resolve_card(user: ActingUser, run_id: str, post: Mapping[str, str]) -> Card:
     """Resolve the item a submitted card names (``node``, ``scope``, ``seq`` in ``post``, the
     card's fields by name).
 
@@ -223,7 +223,7 @@ def resolve_card(user: Any, run_id: str, post: Mapping[str, str]) -> Card:
     return Card(card_id, item=item, receipt=inbox_log.receipt(item.run, item.graph_hash, recorded))
 
 
-def _taken(user: Any, run_id: str, node: str | None, scope: Any, card_id: str) -> Card:
+def _taken(user: ActingUser, run_id: str, node: str | None, scope: Any, card_id: str) -> Card:
     """The card of an item that no longer waits: who resolved it and when, read back from
     the log. Only someone who may resolve something is told."""
     if not can_resolve_any(user):

@@ -32,7 +32,7 @@ from editor.engine.summary import call_counts, pending_call, usage_of
 from editor.graph import MalformedDocument, parse_document
 from editor.models import Document, Run, RunEvent
 from editor.services import quotas
-from editor.services.access import can_operate
+from editor.services.access import ActingUser, author_of, can_operate
 from editor.services.documents.graphs import load_graph, validate_graph_document
 from editor.services.errors import (
     InputTooLarge,
@@ -264,7 +264,7 @@ def check_labels(labels: Any) -> dict[str, str]:
 
 
 def start_run(
-    user: Any,
+    user: ActingUser,
     graph_hash: str,
     input: Any = None,  # the spec's name for it
     labels: Any = None,
@@ -311,7 +311,7 @@ def start_run(
             labels=checked_labels,
             state=RunState.QUEUED.value,
             status={"state": RunState.QUEUED.value},
-            created_by=user if getattr(user, "pk", None) else None,
+            created_by=author_of(user),
             test_revision=test.revision if test is not None else None,
             test_pins=dict(test.pins) if test is not None else {},
             test_node=(test.node or "") if test is not None else "",

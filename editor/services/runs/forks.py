@@ -25,7 +25,7 @@ from editor.engine.ports import RunRecord
 from editor.engine.states import RunState
 from editor.models import Run
 from editor.services import quotas
-from editor.services.access import can_operate
+from editor.services.access import ActingUser, author_of, can_operate
 from editor.services.documents.graphs import load_graph
 from editor.services.errors import (
     ForkHazard,
@@ -61,7 +61,7 @@ class ForkOutcome:
     forked_from: dict[str, Any]
 
 
-def _origin(user: Any, run_id: str) -> tuple[Run, RunRecord]:
+def _origin(user: ActingUser, run_id: str) -> tuple[Run, RunRecord]:
     if not can_operate(user):
         raise NotAllowed()
     row = run_row(run_id)  # UnknownRun
@@ -80,7 +80,7 @@ def _plan(record: RunRecord, from_node: str, acknowledged: Iterable[int]) -> For
 
 
 def preview_fork(
-    user: Any, run_id: str, from_node: str, acknowledged: Iterable[int] = ()
+    user: ActingUser, run_id: str, from_node: str, acknowledged: Iterable[int] = ()
 ) -> dict[str, Any]:
     """What a fork of ``run_id`` from ``from_node`` would hold and run again (the reference
     client's ``ForkPreview``); nothing is created. The refusals are a fork's own."""
@@ -89,7 +89,7 @@ def preview_fork(
 
 
 def fork_run(
-    user: Any, run_id: str, from_node: str, acknowledged: Iterable[int] = ()
+    user: ActingUser, run_id: str, from_node: str, acknowledged: Iterable[int] = ()
 ) -> ForkOutcome:
     """Fork ``run_id`` from ``from_node``: store the new run with its opening events and hand it
     to a worker. Refused, with nothing created, for a node that is no boundary the origin
@@ -152,7 +152,7 @@ def store_fork(
             labels=dict(record.labels),
             state=RunState.QUEUED.value,
             status={"state": RunState.QUEUED.value},
-            created_by=user if getattr(user, "pk", None) else None,
+            created_by=author_of(user),
             origin=origin,
             forked_from=forked_from,
             agent=origin.agent,  # a fork of an agent run is a run of the same agent
@@ -165,7 +165,7 @@ def store_fork(
     return ForkOutcome(child_id, str(status["state"]), forked_from)
 
 
-def run_again(user: Any, run_id: str) -> RunInfo:
+def run_again(user: ActingUser, run_id: str) -> RunInfo:
     """A new run of ``run_id``'s graph with the same input and labels (and document), started
     afresh (``start_run``'s checks and refusals)."""
     if not can_operate(user):

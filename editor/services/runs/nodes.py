@@ -25,7 +25,7 @@ from editor.engine.routing import Routing
 from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, scope_key
 from editor.graph import MISSING
 from editor.graph.jsonio import pretty_json
-from editor.graph.model import Node
+from editor.graph.model import Node, SubgraphPath
 from editor.services.errors import InvalidRequest
 from editor.services.runs.log_reads import log_envelopes
 from editor.services.runs.pages import is_forkable, run_graph, run_trace_of
@@ -158,7 +158,7 @@ class InstanceView:
 @dataclass(slots=True)
 class NodeDetail:
     run: RunInfo
-    level: tuple[str, ...]
+    level: SubgraphPath
     node: Node
     state: str | None
     instances: list[InstanceView]

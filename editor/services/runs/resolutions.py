@@ -29,7 +29,7 @@ from editor.engine.ports import Envelope
 from editor.engine.states import PARKED, RunState
 from editor.engine.status import instant, scope_key
 from editor.models import Run
-from editor.services.access import can_operate, can_resolve, can_resolve_any
+from editor.services.access import ActingUser, can_operate, can_resolve, can_resolve_any
 from editor.services.errors import (
     AlreadyFinished,
     InvalidRequest,
@@ -99,7 +99,7 @@ class ResolveOutcome:
     resolved: bool = True
 
 
-def _actor(user: Any) -> str:
+def _actor(user: ActingUser) -> str:
     return str(user.get_username())
 
 
@@ -116,7 +116,7 @@ def _pending_item(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any
     return None
 
 
-def _check_resolver(user: Any, item: dict[str, Any] | None) -> None:
+def _check_resolver(user: ActingUser, item: dict[str, Any] | None) -> None:
     # Nothing to resolve: the engine says so (409), unless the caller may resolve nothing.
     # A signal wait (spec 08) is an operator's to answer, never an approver's task.
     kind = "signal" if item is not None and item.get("wait") == "signal" else None
@@ -130,7 +130,7 @@ def _test_gate(run: Run, item: dict[str, Any] | None) -> bool:
     return run.test_revision is not None and item is not None and item.get("kind") == "gate"
 
 
-def _check_test_resolver(user: Any, run: Run) -> None:
+def _check_test_resolver(user: ActingUser, run: Run) -> None:
     """A gate of a test run is decided by the author who started it, on the editor or the
     run page, and by no one else: test runs never reach the approvers' inbox."""
     if run.created_by_id is None or run.created_by_id != getattr(user, "pk", None):
@@ -164,7 +164,7 @@ def _budget_input(item: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "input": {"limit": limit}}
 
 
-def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
+def resume(user: ActingUser, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
     """Resolve a parked run (``body``: ``{"input", "comment"?}``) and hand it back to a worker;
     without an ``input``, hand a run that is queued or running to a worker again (the
     reference's recovery of a crashed run: the lease keeps it from being driven twice).
@@ -178,7 +178,7 @@ def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
 
 
 def resume_run(
-    user: Any, run: Run, body: dict[str, Any], *, allowed: bool = False
+    user: ActingUser, run: Run, body: dict[str, Any], *, allowed: bool = False
 ) -> tuple[ResumeOutcome, tuple[Envelope, ...]]:
     """:func:`resume` of a run its caller has read, with the events it recorded (none when it
     only handed a run back to a worker). ``allowed``: the caller has checked that ``user`` may
@@ -220,7 +220,7 @@ def resume_run(
     return ResumeOutcome(current.run_id), tuple(events)
 
 
-def _wake_if_due(user: Any, run_id: str, status: dict[str, Any]) -> ResumeOutcome:
+def _wake_if_due(user: ActingUser, run_id: str, status: dict[str, Any]) -> ResumeOutcome:
     """A resume of a sleeping run (operators; its body is not read): before its ``wake_at``,
     ``409 still_sleeping`` and nothing recorded; at or after it, the drive the waker starts."""
     if not can_operate(user):
@@ -232,7 +232,7 @@ def _wake_if_due(user: Any, run_id: str, status: dict[str, Any]) -> ResumeOutcom
     return _recover(user, run_id)
 
 
-def wake(user: Any, run_id: str, comment: str | None = None) -> ResumeOutcome:
+def wake(user: ActingUser, run_id: str, comment: str | None = None) -> ResumeOutcome:
     """**Wake now**: end a sleeping run's wait before its ``wake_at`` (operators), recorded
     with who, and hand the run to a worker. A run that is not sleeping, or that its waker
     woke first, is ``409 wrong_state``."""
@@ -256,7 +256,7 @@ def wake(user: Any, run_id: str, comment: str | None = None) -> ResumeOutcome:
     return ResumeOutcome(current.run_id)
 
 
-def _recover(user: Any, run_id: str) -> ResumeOutcome:
+def _recover(user: ActingUser, run_id: str) -> ResumeOutcome:
     if not can_operate(user):
         raise NotAllowed()
     with transaction.atomic():
@@ -264,7 +264,7 @@ def _recover(user: Any, run_id: str) -> ResumeOutcome:
     return ResumeOutcome(run_id)
 
 
-def _lost_resolution(run: Run, body: dict[str, Any], user: Any) -> NotSuspended:
+def _lost_resolution(run: Run, body: dict[str, Any], user: ActingUser) -> NotSuspended:
     """Why a resume lost the race: the winner's name and time, read back from the log."""
     current = record(run)
     try:
@@ -277,7 +277,7 @@ def _lost_resolution(run: Run, body: dict[str, Any], user: Any) -> NotSuspended:
     return NotSuspended(str(status.get("state", run.state)))
 
 
-def resolve(user: Any, run_id: str, output: Any) -> ResolveOutcome:
+def resolve(user: ActingUser, run_id: str, output: Any) -> ResolveOutcome:
     """Record what a write that was cut off did (``POST /v1/runs/{id}/resolve``): the oldest
     dangling write of the run takes ``output`` as its result, and a worker drives on.
 
@@ -314,7 +314,7 @@ def resolve(user: Any, run_id: str, output: Any) -> ResolveOutcome:
     return ResolveOutcome(current.run_id, public_status(after))
 
 
-def abandon(user: Any, run_id: str, reason: str | None = None) -> AbandonOutcome:
+def abandon(user: ActingUser, run_id: str, reason: str | None = None) -> AbandonOutcome:
     """Abandon a run that has not finished; a worker driving it stops before its next append.
 
     When a worker appends between this read and this write, the abandon is prepared again on
