@@ -39,9 +39,9 @@ def follows(corpus: Any) -> None:
     page = corpus.request("GET", "/inbox/" + query, client="browser")
     assert page.status_code == 200
     # What the page runs: the stream of the whole site, and the script that follows it.
-    assert 'sse-connect="/live/"' in page.text
-    assert "js/inbox-live.js" in page.text
-    assert '<div id="inbox-cards" data-live-list>' in page.text
+    assert 'sse-connect="/live/"' in page.text, "the page opens no stream"
+    assert "js/inbox-live.js" in page.text, "nothing on the page follows the stream's count"
+    assert '<div id="inbox-cards" data-live-list>' in page.text, "the list is not marked live"
     assert "Nothing waits for a decision that matches these filters" in page.text
 
     connection = connection_to(corpus.server.url, corpus.left())
