@@ -30,8 +30,10 @@ class Frames:
         self.answer = answer
         self.corpus = corpus
         self.buffer = b""
+        #: What came so far (each frame's event and the start of its data), for the messages.
+        self.seen: list[tuple[str, str]] = []
 
-    def next(self) -> tuple[str, str]:
+    def next(self, what: str = "the next frame") -> tuple[str, str]:
         """The next frame, as soon as it arrives."""
         while True:
             frame, separator, rest = self.buffer.partition(b"\n\n")
@@ -41,9 +43,13 @@ class Frames:
                     line.split(": ", 1) for line in frame.decode().split("\n") if ": " in line
                 )
                 if "data" in fields:
+                    self.seen.append((fields.get("event", "message"), fields["data"][:40]))
                     return fields.get("event", "message"), fields["data"]
                 continue
-            assert self.corpus.left() > 0, "the attack's time ran out waiting for a frame"
+            assert self.corpus.left() > 0, (
+                f"the attack's time ran out waiting on the stream until {what} "
+                f"(frames so far: {self.seen[-10:]})"
+            )
             data = self.answer.read1(65536)
             if not data:
                 raise AssertionError(f"the stream closed; last bytes {self.buffer[-300:]!r}")
@@ -52,11 +58,12 @@ class Frames:
     def until(self, wanted: Any, what: str) -> tuple[str, str]:
         """Frames until ``wanted(event, data)`` is true, within the attack's time."""
         while True:
-            event, data = self.next()
+            event, data = self.next(what)
             if wanted(event, data):
                 return event, data
             assert self.corpus.left() > 0, (
-                f"the attack's time ran out waiting on the stream until {what}"
+                f"the attack's time ran out waiting on the stream until {what} "
+                f"(frames so far: {self.seen[-10:]})"
             )
 
 
