@@ -1,7 +1,8 @@
-"""A web server of an attack's own, for the limits that belong to a process or an address
+"""A web server of the attacks' own, for the limits that belong to a process or an address
 rather than to a user (cases 42 and 58): the image's command again, on the corpus's database,
-with the attack's settings, stopped when the attack ends. The shared server keeps its own
-settings for every other attack; this one is watched by nothing but the attack.
+with small limits of its own (:data:`LIMITED`), started by the first attack that needs it and
+stopped with the corpus (one start for all of them). The shared server keeps the corpus's
+settings for every other attack; this one is watched by nothing but the attacks that use it.
 
 Requests may come from an address of their own on the loopback network (``127.x.y.z``), so an
 attack on a per-address limit starts from a count no other attack touched.
@@ -19,14 +20,31 @@ from urllib.parse import urlsplit
 
 from tests.hostile.processes import Server, start_server
 
-__all__ = ["Answer", "a_loopback_address", "own_server", "send"]
+__all__ = ["LIMITED", "Answer", "a_loopback_address", "limited_server", "send"]
+
+#: The limits of the attacks' own server: each attack trips one, and none trips another's
+#: (streams are not writes; writes hold no stream).
+LIMITED = {
+    # Case 42: four streams at once, and a stream whose client went away noticed within 1 s.
+    "GATEHOUSE_STREAMS_PER_PROCESS": "4",
+    "GATEHOUSE_STREAM_KEEPALIVE_SECONDS": "1",
+    # Case 58: six write requests a minute from one address.
+    "GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE": "6",
+}
+
+
+def limited_server(corpus: Any) -> Server:
+    """The server with :data:`LIMITED`, started on first use; its output in
+    ``server-limited.log`` in the corpus's folder."""
+    if "limited_server" not in corpus.shared:
+        corpus.shared["limited_server"] = corpus.stops.enter_context(_serving(corpus))
+    server: Server = corpus.shared["limited_server"]
+    return server
 
 
 @contextlib.contextmanager
-def own_server(corpus: Any, name: str, settings: dict[str, str]) -> Iterator[Server]:
-    """The image's web server with the corpus's settings and ``settings``; its output in
-    ``server-<name>.log`` in the corpus's folder."""
-    server = start_server({**corpus.env, **settings}, corpus.folder, f"server-{name}.log")
+def _serving(corpus: Any) -> Iterator[Server]:
+    server = start_server({**corpus.env, **LIMITED}, corpus.folder, "server-limited.log")
     try:
         yield server
     finally:

@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 from tests.hostile.live import Frames, browser_cookies, connection_to, open_stream
-from tests.hostile.own_server import own_server
+from tests.hostile.own_server import LIMITED, limited_server
 
-LIMIT = 4
+LIMIT = int(LIMITED["GATEHOUSE_STREAMS_PER_PROCESS"])
 GATE = {
     "schema_version": 1,
     "nodes": [{"kind": "gate", "payload": {"id": "g", "approval_schema": {"type": "string"}}}],
@@ -31,60 +31,58 @@ def past_the_limit(corpus: Any) -> None:
     under their own limit of 20): a page's stream and a run's stream past it are ``429``
     naming ``GATEHOUSE_STREAMS_PER_PROCESS``, ``/healthz`` still answers, and once a stream
     closes its place can be taken again."""
-    settings = {"GATEHOUSE_STREAMS_PER_PROCESS": str(LIMIT),
-                "GATEHOUSE_STREAM_KEEPALIVE_SECONDS": "1"}  # fmt: skip
     run = corpus.names["run"]
     mallory = {"Cookie": browser_cookies(corpus)}
     nobody = {"Cookie": browser_cookies(corpus, "browser_nobody")}
     token = {"Authorization": f"Bearer {corpus.users.nobody_token}"}
-    with own_server(corpus, "streams", settings) as server:
-        held: list[tuple[http.client.HTTPConnection, Frames]] = []
+    server = limited_server(corpus)
+    held: list[tuple[http.client.HTTPConnection, Frames]] = []
 
-        def hold(headers: dict[str, str]) -> None:
-            connection = connection_to(server.url, corpus.left())
-            held.append((connection, open_stream(connection, "/live/", headers, corpus)))
-            assert held[-1][1].next()[0] == "count"  # it flows
+    def hold(headers: dict[str, str]) -> None:
+        connection = connection_to(server.url, corpus.left())
+        held.append((connection, open_stream(connection, "/live/", headers, corpus)))
+        assert held[-1][1].next()[0] == "count"  # it flows
 
-        try:
-            for headers in (mallory, mallory, nobody, nobody):
-                hold(headers)
-            other = connection_to(server.url, corpus.left())
-            page = refusal(other, "/live/", mallory)
-            assert "(GATEHOUSE_STREAMS_PER_PROCESS)" in page, page
-            error = json.loads(refusal(other, f"/v1/runs/{run}/events", token))["error"]
-            assert error["code"] == "too_many_streams", error
-            assert error["details"] == {"per": "process", "limit": LIMIT}, error
-            assert "(GATEHOUSE_STREAMS_PER_PROCESS)" in error["message"], error
-            other.request("GET", "/healthz")
-            health = other.getresponse()
-            assert (health.status, json.loads(health.read())) == (200, {"status": "ok"})
-            other.close()
-            # A reader goes away: its place is free again once the server notices.
-            held.pop()[0].close()
+    try:
+        for headers in (mallory, mallory, nobody, nobody):
+            hold(headers)
+        other = connection_to(server.url, corpus.left())
+        page = refusal(other, "/live/", mallory)
+        assert "(GATEHOUSE_STREAMS_PER_PROCESS)" in page, page
+        error = json.loads(refusal(other, f"/v1/runs/{run}/events", token))["error"]
+        assert error["code"] == "too_many_streams", error
+        assert error["details"] == {"per": "process", "limit": LIMIT}, error
+        assert "(GATEHOUSE_STREAMS_PER_PROCESS)" in error["message"], error
+        other.request("GET", "/healthz")
+        health = other.getresponse()
+        assert (health.status, json.loads(health.read())) == (200, {"status": "ok"})
+        other.close()
+        # A reader goes away: its place is free again once the server notices.
+        held.pop()[0].close()
 
-            def reopened() -> bool:
-                try:
-                    hold(nobody)
-                except AssertionError as refused:
-                    assert "answered 429" in str(refused), refused
-                    return False
-                return True
+        def reopened() -> bool:
+            try:
+                hold(nobody)
+            except AssertionError as refused:
+                assert "answered 429" in str(refused), refused
+                return False
+            return True
 
-            corpus.wait(reopened, "a closed stream's place was taken again")
-        finally:
-            for connection, _ in held:
-                connection.close()
+        corpus.wait(reopened, "a closed stream's place was taken again")
+    finally:
+        for connection, _ in held:
+            connection.close()
 
 
 CASE = {
     "found": [],
     "attack": (
         "Users together open more streams than a web process may hold "
-        "(GATEHOUSE_STREAMS_PER_PROCESS, here 4 on a server of the attack's own): nothing "
+        "(GATEHOUSE_STREAMS_PER_PROCESS, here 4 on a server of the attacks' own): nothing "
         "bounded them; now the one past the limit is 429 with Retry-After, a run's stream as "
         "a page's, and a place is free again once a stream closes"
     ),
-    # Most of the time is the server of its own starting.
+    # Most of the time is the attacks' own server starting, when this attack is the first.
     "bounds": {"seconds": 60},
     "steps": [
         {"do": "store_graph", "graph": GATE},
