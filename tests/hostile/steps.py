@@ -244,7 +244,7 @@ def _store_graph_unchecked(corpus: Corpus, step: dict[str, Any]) -> None:
     code = (
         "from pathlib import Path\n"
         "from editor.graph import parse_document\n"
-        "from editor.services.graphs import save_graph\n"
+        "from editor.services.documents.graphs import save_graph\n"
         f"text = Path({file.name!r}).read_text()\n"
         "print('GRAPH', save_graph(parse_document(text)).graph)\n"
     )

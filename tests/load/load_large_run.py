@@ -30,7 +30,7 @@ def build_large_run(owner: Any, megabytes: float) -> dict[str, Any]:
     from run_page import stored_run  # tests/benchmarks, on sys.path in the set-up child
 
     from editor.engine import Engine, InMemoryStore, run_status
-    from editor.services import graphs
+    from editor.services.documents import graphs
     from editor.services.installation import installation, limits
 
     # Each node records the text about 3.25 times (its call, its input and output, its exit).
