@@ -54,6 +54,7 @@ from editor.services.errors import QuotaExceeded, RateLimited
 UsageRow = UserUsage
 
 __all__ = [
+    "ADDRESS_LIMITS",
     "QUOTAS",
     "Usage",
     "UsageRow",
@@ -85,7 +86,7 @@ class Quota:
     window: int | None = None
 
 
-#: Every limit by its name (the keys of ``UserUsage.limits``).
+#: Every limit of one user, by its name (the keys of ``UserUsage.limits``).
 QUOTAS: dict[str, Quota] = {
     "stored_bytes": Quota("GATEHOUSE_QUOTA_STORED_BYTES", "bytes stored"),
     "documents": Quota("GATEHOUSE_QUOTA_DOCUMENTS", "documents"),
@@ -93,6 +94,10 @@ QUOTAS: dict[str, Quota] = {
     "tokens": Quota("GATEHOUSE_QUOTA_TOKENS", "active API tokens"),
     "runs_per_hour": Quota("GATEHOUSE_RATE_RUNS_PER_HOUR", "runs started", 3600),
     "writes_per_minute": Quota("GATEHOUSE_RATE_WRITES_PER_MINUTE", "write requests", 60),
+}
+#: The limits of an address: the installation's alone, never one user's (an address is no
+#: user's: every user and anonymous client behind it shares its count).
+ADDRESS_LIMITS: dict[str, Quota] = {
     "address_writes_per_minute": Quota(
         "GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE", "write requests from your address", 60
     ),
@@ -303,7 +308,7 @@ def _hit(key: str, window: int, now: datetime) -> tuple[int, datetime]:
 
 
 def _rate(name: str, key: str, limit: int, now: datetime, wanted: str) -> None:
-    quota = QUOTAS[name]
+    quota = QUOTAS[name] if name in QUOTAS else ADDRESS_LIMITS[name]
     assert quota.window is not None
     count, resets_at = _hit(key, quota.window, now)
     if count > limit:
@@ -334,7 +339,8 @@ def count_run_start(user: ActingUser | None) -> None:
 
 def count_write(user: ActingUser | None, address: str | None) -> None:
     """Count one write request of ``user`` (or an anonymous one) from ``address``; refuse it
-    past either rate. Counted in autocommit: a refused request counts too."""
+    past either rate. Counted in autocommit: a refused request counts too. The address's rate
+    is the installation's whoever sends (no user's own limits change it)."""
     now = timezone.now()
     if address:
         limit = settings.GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE

@@ -164,3 +164,27 @@ def test_an_operator_sets_a_users_own_limits_in_the_admin(
     saved = client.post(url, {"limits": '{"documents": 3}'})
     assert saved.status_code == 302
     assert UserUsage.objects.get(pk=author.pk).limits == {"documents": 3}
+
+
+def test_the_admin_refuses_an_address_rate_as_one_users_limit(
+    client: Client, author: User, graph: str
+) -> None:
+    staff = make_user("sam")
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    url = f"/admin/editor/userusage/{author.pk}/change/"
+
+    refused = client.post(url, {"limits": '{"address_writes_per_minute": 5000}'})
+
+    assert refused.status_code == 200
+    page = refused.content.decode()
+    assert "is a limit of an address, not of a user" in page
+    assert "only GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE sets it" in page
+    assert UserUsage.objects.get(pk=author.pk).limits == {}
+    # The form lists the limits it takes, without the address's.
+    form = client.get(url).content.decode()
+    assert "writes_per_minute" in form
+    assert "Names: stored_bytes, documents, aliases, tokens, runs_per_hour, writes_per_minute." in (
+        form
+    )
