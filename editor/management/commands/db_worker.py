@@ -12,7 +12,7 @@ The tool registry is built before any work (with the short listing of each MCP s
 registry that cannot be built stops the worker at once with its message.
 Without ``--batch`` a drive stuck past its run's wall time ends the process (exit status 70,
 see :mod:`editor.watchdog`): run workers under a supervisor that starts them again.
-The options are django-tasks-db's own.
+The options are django-tasks-db's own; ``--interval`` defaults to ``GATEHOUSE_WORKER_POLL_MS``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 from django.db import DatabaseError, connection, connections
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
@@ -94,6 +94,12 @@ class Command(WorkerCommand):
         "Run a database background worker: drives runs, and queues again every run whose "
         "worker's lease ran out"
     )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        # An idle worker looks at the queue every GATEHOUSE_WORKER_POLL_MS, not every second
+        # (django-tasks-db's default): a run just started waits for a worker at most that long.
+        parser.set_defaults(interval=settings.GATEHOUSE_WORKER_POLL_MS / 1000)
 
     def configure_logging(self, verbosity: int) -> None:
         super().configure_logging(verbosity)
