@@ -22,10 +22,11 @@ import logging
 import os
 import threading
 import time
+from argparse import ArgumentParser
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, connections
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
@@ -95,7 +96,7 @@ class Command(WorkerCommand):
         "worker's lease ran out"
     )
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    def add_arguments(self, parser: ArgumentParser) -> None:
         super().add_arguments(parser)
         # An idle worker looks at the queue every GATEHOUSE_WORKER_POLL_MS, not every second
         # (django-tasks-db's default): a run just started waits for a worker at most that long.
