@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
@@ -21,11 +21,12 @@ from django.db import transaction
 from editor.drives import enqueue_run
 from editor.engine import ForkPlan, fork_events, plan_fork, resolve_names
 from editor.engine import errors as engine
-from editor.engine.ports import RunRecord
+from editor.engine.ports import Envelope, RunRecord
 from editor.engine.states import RunState
 from editor.models import Run
 from editor.services import quotas
 from editor.services.access import can_operate
+from editor.services.documents import approvals
 from editor.services.documents.graphs import load_graph
 from editor.services.errors import (
     ForkHazard,
@@ -94,10 +95,17 @@ def fork_run(
         events, status = fork_events(plan, record, child_id)
     except engine.WriteReplayHazard as error:
         raise ForkHazard(str(error), error.writes) from None
-    problems = resolve_names(load_graph(record.graph_hash), installation())
+    graph = load_graph(record.graph_hash)
+    problems = resolve_names(graph, installation())
     if problems:
         raise NotRunnable(list(problems))
     forked_from = plan.origin_record()
+    # A fork is a run started now: it records the approval policy in force now (the origin
+    # keeps its own), as a test run's fork records none.
+    policy = None
+    if origin.test_revision is None:
+        policy = approvals.bound_policy(origin.document, record.graph_hash, graph)
+    events = [_with_policy(events[0], policy), *events[1:]]
     with transaction.atomic():
         quotas.count_run_start(user)  # a fork is a run started: GATEHOUSE_RATE_RUNS_PER_HOUR
         Run.objects.create(
@@ -116,10 +124,19 @@ def fork_run(
             # stays out of the inbox and the default runs list as its origin does.
             test_revision=origin.test_revision,
             test_pins=dict(origin.test_pins or {}),
+            approval_policy=policy,
         )
         store().record(child_id, events, status)
         enqueue_run(child_id)
     return ForkOutcome(child_id, str(status["state"]), forked_from)
+
+
+def _with_policy(first: Envelope, policy: dict[str, Any] | None) -> Envelope:
+    """The fork's ``GraphRunStarted`` with its own approval policy instead of its origin's."""
+    payload = {key: value for key, value in first.payload.items() if key != "approval_policy"}
+    if policy is not None:
+        payload["approval_policy"] = policy
+    return replace(first, payload=payload)
 
 
 def run_again(user: Any, run_id: str) -> RunInfo:
