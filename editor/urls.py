@@ -8,6 +8,7 @@ from editor.api import urls as api_urls
 from editor.views import (
     account,
     agents,
+    approvals,
     document_actions,
     editor,
     editor_edits,
@@ -31,6 +32,9 @@ urlpatterns = [
     path("new/", graphs.new_graph, name="new_graph"),
     path("import/", graphs.import_graph, name="import_graph"),
     path("graphs/<slug:slug>/versions/", versions.version_list, name="versions"),
+    path("graphs/<slug:slug>/approvals/", approvals.approvals_page, name="approvals"),
+    path("graphs/<slug:slug>/approvals/gate/", approvals.save_gate, name="approvals_gate"),
+    path("graphs/<slug:slug>/approvals/remove/", approvals.remove_gate, name="approvals_remove"),
     path("graphs/<slug:slug>/compare/", versions.compare, name="compare"),
     re_path(r"^g/(?P<hex_digest>[0-9a-f]{64})/$", versions.graph_page, name="graph"),
     re_path(

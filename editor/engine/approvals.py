@@ -96,6 +96,11 @@ class Expiry:
     users: tuple[str, ...] = ()
     value: Any = None
 
+    @property
+    def value_text(self) -> str:
+        """The value to resolve with, as compact JSON."""
+        return orjson.dumps(self.value).decode() if self.action == "resolve" else ""
+
     def as_json(self) -> dict[str, Any]:
         if self.action == "escalate":
             return {"escalate_to": {"groups": list(self.groups), "users": list(self.users)}}
@@ -116,6 +121,10 @@ class GatePolicy:
     #: A percentage of the due time (1–99), or ``None``.
     remind_at: int | None = None
     on_expiry: Expiry | None = None
+
+    @property
+    def due_text(self) -> str:
+        return format_due(self.due) if self.due is not None else ""
 
     @property
     def role_decides(self) -> bool:

@@ -111,9 +111,7 @@ class FourEyes(NotAllowed):
 
     def __init__(self, node: str, reason: str) -> None:
         who = "you started this run" if reason == "started" else "you wrote the version it runs"
-        super().__init__(
-            f"four eyes: {who}, so another approver decides the gate `{node}`; nothing was recorded"
-        )
+        super().__init__(f"four eyes: {who}, so another approver decides the gate `{node}`")
         self.node = node
         self.reason = reason
 
@@ -128,7 +126,7 @@ class AlreadyVoted(ServiceError):
     def __init__(self, node: str, at: str | None, approvals: int, quorum: int) -> None:
         super().__init__(
             f"you already approved the gate `{node}` at {at}: it needs {quorum} different "
-            f"people and has {approvals}; nothing was recorded"
+            f"people and has {approvals}"
         )
         self.node = node
         self.at = at

@@ -18,6 +18,7 @@ signed in reads it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -92,6 +93,11 @@ class GateEntry:
     @property
     def display_name(self) -> str:
         return self.name or self.gate
+
+    @property
+    def dom_id(self) -> str:
+        """The id of the gate's section on the page (a node id may hold any character)."""
+        return "gate-" + hashlib.sha256(self.gate.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,7 +414,9 @@ def _locked(user: Any, slug: str) -> Document:
         raise NotAllowed()
     document = document_row(slug)
     # One save of a document's policy at a time: the row lock orders them.
-    return Document.objects.select_for_update().select_related("draft").get(pk=document.pk)
+    return (
+        Document.objects.select_for_update(of=("self",)).select_related("draft").get(pk=document.pk)
+    )
 
 
 def _write(
