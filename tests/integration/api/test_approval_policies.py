@@ -313,6 +313,22 @@ def test_a_graph_no_document_froze_records_no_policy_and_keeps_the_approvers_rul
     assert decided.status_code == 202, decided.content
 
 
+def test_a_test_run_of_the_draft_records_no_policy_and_its_author_decides_it(
+    api: Caller, author: User
+) -> None:
+    slug, _ = frozen(author)
+    put_policy(api, slug, {"review": {"quorum": 3}})
+    run_id = api.post(f"/v1/documents/{slug}/test-runs", {"input": {"n": 1}}).json()["run"]
+    assert drive(run_id) == "suspended"
+
+    # Four eyes and the quorum are the frozen versions' runs': a test run is its author's.
+    decided = resume(api, run_id, APPROVE)
+
+    assert "approval_policy" not in first_event(run_id)
+    assert decided.status_code == 202, decided.content
+    assert decided.json()["outcome"] == "driving"
+
+
 def test_a_fork_records_the_policy_in_force_when_it_is_made(
     api: Caller, author: User, operator: User
 ) -> None:
