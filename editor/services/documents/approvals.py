@@ -10,8 +10,9 @@ back or removed by hand: never silently dropped. Saving checks everything first 
 the groups and users named, a value to resolve with against the gate's approval schema) and
 writes nothing on a refusal (:class:`InvalidPolicy`, every problem naming its gate and field).
 
-Runs record the policy in force when they start (:func:`bound_policy`, read by
-``runs.start_run``); editing changes future runs only, and :attr:`GateEntry.keeping_old` says
+Runs record the policy in force when they start
+(:func:`editor.services.documents.run_policies.bound_policy`, read by ``runs.start_run``);
+editing changes future runs only, and :attr:`GateEntry.keeping_old` says
 how many waiting cards keep another policy. *Authors* and *operators* edit a policy; anyone
 signed in reads it.
 """
@@ -28,28 +29,30 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 
 from editor.engine.approvals import (
-    Expiry,
     GatePolicy,
     Problem,
-    RunPolicy,
     default_gate,
     gate_nodes,
-    gate_policy_of,
     read_gate,
 )
-from editor.engine.states import PARKED
-from editor.graph import Graph, MalformedDocument, parse_document
+from editor.graph import Graph
 from editor.graph.model import GateNode
-from editor.models import Document, DraftRevision, Run, Version
+from editor.models import Document
 from editor.models import GatePolicy as GatePolicyRow
 from editor.services.access import can_author, can_operate
 from editor.services.documents.rows import author_of, document_row
+from editor.services.documents.run_policies import (
+    draft_gates,
+    keeping_old,
+    policy_of,
+    row_values,
+    rows_of,
+)
 from editor.services.errors import InvalidPolicy, NotAllowed
 
 __all__ = [
     "DocumentPolicy",
     "GateEntry",
-    "bound_policy",
     "may_edit",
     "policy_json",
     "read_policy",
@@ -61,7 +64,6 @@ __all__ = [
 
 #: At most this many problems are reported for one save.
 _MAX_PROBLEMS = 100
-_PARKED = tuple(sorted(state.value for state in PARKED))
 
 
 def may_edit(user: Any) -> bool:
@@ -126,54 +128,6 @@ class DocumentPolicy:
 # --- Rows -----------------------------------------------------------------------------------
 
 
-def _policy_of(row: GatePolicyRow) -> GatePolicy:
-    expiry = None
-    if row.on_expiry == "escalate":
-        expiry = Expiry(
-            "escalate", groups=tuple(row.escalate_groups), users=tuple(row.escalate_users)
-        )
-    elif row.on_expiry == "resolve":
-        expiry = Expiry("resolve", value=row.resolve_with)
-    return GatePolicy(
-        groups=tuple(row.decider_groups),
-        users=tuple(row.decider_users),
-        four_eyes=row.four_eyes,
-        quorum=row.quorum,
-        due=row.due_seconds,
-        remind_at=row.remind_percent,
-        on_expiry=expiry,
-    )
-
-
-def _row_values(policy: GatePolicy) -> dict[str, Any]:
-    expiry = policy.on_expiry
-    return {
-        "decider_groups": list(policy.groups),
-        "decider_users": list(policy.users),
-        "four_eyes": policy.four_eyes,
-        "quorum": policy.quorum,
-        "due_seconds": policy.due,
-        "remind_percent": policy.remind_at,
-        "on_expiry": expiry.action if expiry is not None else "",
-        "escalate_groups": list(expiry.groups) if expiry is not None else [],
-        "escalate_users": list(expiry.users) if expiry is not None else [],
-        "resolve_with": expiry.value if expiry is not None else None,
-    }
-
-
-def _rows(document: Document) -> dict[str, GatePolicyRow]:
-    rows = GatePolicyRow.objects.filter(document=document).select_related("updated_by")
-    return {row.gate: row for row in rows}
-
-
-def _draft_gates(document: Document) -> dict[str, GateNode] | None:
-    try:
-        graph = parse_document(document.draft.text)
-    except MalformedDocument:
-        return None
-    return gate_nodes(graph)
-
-
 def _names_in(policy: GatePolicy) -> tuple[set[str], set[str]]:
     groups, users = set(policy.groups), set(policy.users)
     if policy.on_expiry is not None:
@@ -201,43 +155,15 @@ def _existing(groups: Iterable[str], users: Iterable[str]) -> tuple[set[str], se
 # --- Reading --------------------------------------------------------------------------------
 
 
-def _keeping_old(document: Document, current: Mapping[str, GatePolicy]) -> dict[str, int]:
-    """Per gate, the waiting cards whose run recorded another policy than ``current``'s: the
-    document's parked runs, and the parked runs started from a graph hash alone that this
-    document froze first (whose cards show it, and whose policy is its)."""
-    graphs = set(Version.objects.filter(document=document).values_list("graph_id", flat=True))
-    firsts: dict[str, int] = {}
-    for digest, owner in (
-        Version.objects.filter(graph_id__in=graphs)
-        .order_by("document_id", "number")
-        .values_list("graph_id", "document_id")
-    ):
-        firsts.setdefault(digest, owner)
-    mine = {digest for digest, owner in firsts.items() if owner == document.pk}
-    parked = Run.objects.filter(
-        parked_at__isnull=False, state__in=_PARKED, test_revision__isnull=True
-    )
-    runs = parked.filter(document=document) | parked.filter(document__isnull=True, graph__in=mine)
-    counts: dict[str, int] = {}
-    for recorded, status in runs.values_list("approval_policy", "status"):
-        for item in (status or {}).get("pending") or ():
-            node = str(item.get("node"))
-            if item.get("kind") != "gate" or item.get("wait") == "signal" or node not in current:
-                continue
-            if gate_policy_of(recorded, node) != current[node]:
-                counts[node] = counts.get(node, 0) + 1
-    return counts
-
-
 def _entries(document: Document) -> tuple[tuple[GateEntry, ...], bool]:
-    gates = _draft_gates(document)
-    rows = _rows(document)
+    gates = draft_gates(document)
+    rows = rows_of(document)
     default = default_gate(four_eyes=document.four_eyes_default)
     ordered: list[tuple[str, GateNode | None]] = [
         (gate, node) for gate, node in (gates or {}).items()
     ]
     ordered += [(gate, None) for gate in sorted(rows) if gate not in (gates or {})]
-    current = {gate: _policy_of(rows[gate]) if gate in rows else default for gate, _ in ordered}
+    current = {gate: policy_of(rows[gate]) if gate in rows else default for gate, _ in ordered}
     names_groups: set[str] = set()
     names_users: set[str] = set()
     for policy in current.values():
@@ -245,7 +171,7 @@ def _entries(document: Document) -> tuple[tuple[GateEntry, ...], bool]:
         names_groups |= found_groups
         names_users |= found_users
     known_groups, known_users = _existing(names_groups, names_users)
-    keeping = _keeping_old(document, current)
+    keeping = keeping_old(document, current)
     entries = []
     for gate, node in ordered:
         policy = current[gate]
@@ -368,7 +294,7 @@ def _checked(
             return None, [Problem(gate, "", f"the draft has no gate `{gate}`")]
         # A gate the draft no longer has: its policy may be kept as it is, not changed (its
         # schema, against which a value to resolve with is checked, is gone with it).
-        kept = _policy_of(row)
+        kept = policy_of(row)
         found, problems = read_gate(gate, body, kept)
         if problems or found != kept:
             message = (
@@ -422,7 +348,7 @@ def _locked(user: Any, slug: str) -> Document:
 def _write(
     user: Any, document: Document, policies: Mapping[str, GatePolicy], *, replace_all: bool
 ) -> None:
-    rows = _rows(document)
+    rows = rows_of(document)
     default = default_gate(four_eyes=document.four_eyes_default)
     stored = {gate for gate, policy in policies.items() if policy != default}
     removed = set(policies) - stored
@@ -430,9 +356,9 @@ def _write(
         removed |= set(rows) - set(policies)
     GatePolicyRow.objects.filter(document=document, gate__in=removed).delete()
     for gate in stored:
-        values = _row_values(policies[gate])
+        values = row_values(policies[gate])
         row = rows.get(gate)
-        if row is not None and _policy_of(row) == policies[gate]:
+        if row is not None and policy_of(row) == policies[gate]:
             continue
         GatePolicyRow.objects.update_or_create(
             document=document,
@@ -458,8 +384,8 @@ def replace_policy(user: Any, slug: str, body: Any) -> dict[str, Any]:
         raise InvalidPolicy([{"gate": "", "field": extra[0], "message": message}])
     with transaction.atomic():
         document = _locked(user, slug)
-        rows = _rows(document)
-        gates = _draft_gates(document)
+        rows = rows_of(document)
+        gates = draft_gates(document)
         policies: dict[str, GatePolicy] = {}
         problems: list[Problem] = []
         for gate, entry in body["gates"].items():
@@ -479,8 +405,8 @@ def save_gate(user: Any, slug: str, gate: str, body: Mapping[str, Any]) -> Docum
     keeps the default). :class:`InvalidPolicy` when anything is wrong, nothing written."""
     with transaction.atomic():
         document = _locked(user, slug)
-        rows = _rows(document)
-        gates = _draft_gates(document)
+        rows = rows_of(document)
+        gates = draft_gates(document)
         if gate not in (gates or {}):
             _refuse_on([Problem(gate, "", f"the draft has no gate `{gate}`")])
         found, problems = _checked(document, gate, body, rows, gates)
@@ -509,50 +435,3 @@ def stale_gates(slug: str, graph: Graph) -> list[str]:
     ).values_list("gate", flat=True)
     present = gate_nodes(graph)
     return sorted(gate for gate in named if gate not in present)
-
-
-# --- Binding at start -----------------------------------------------------------------------
-
-
-def _authors(version: Version) -> tuple[str, ...]:
-    """Who wrote a frozen version: who froze it, and who saved the draft revision it froze
-    (both kept however old: the version's row, the frozen revision's row)."""
-    names = []
-    if version.frozen_by is not None:
-        names.append(version.frozen_by.get_username())
-    if version.revision is not None:
-        saved = (
-            DraftRevision.objects.filter(document_id=version.document_id, number=version.revision)
-            .select_related("created_by")
-            .first()
-        )
-        if saved is not None and saved.created_by is not None:
-            names.append(saved.created_by.get_username())
-    return tuple(dict.fromkeys(names))
-
-
-def bound_policy(document: Document | None, graph_hash: str, graph: Graph) -> dict[str, Any] | None:
-    """The policy a run of ``graph`` records when it starts (``approval_policy``): every gate
-    of the graph, as the document names it or by its defaults, and the authors of the
-    version. The document is the run's, else the first that froze the graph (the one its
-    cards show). ``None`` for a graph without gates, or one no document froze (spec 06's rule
-    applies, as before policies)."""
-    gates = gate_nodes(graph)
-    if not gates:
-        return None
-    versions = Version.objects.filter(graph_id=graph_hash).select_related("frozen_by", "document")
-    if document is not None:
-        version = versions.filter(document=document).order_by("number").first()
-    else:
-        version = versions.order_by("document_id", "number").first()
-        document = version.document if version is not None else None
-    if document is None:
-        return None
-    rows = _rows(document)
-    default = default_gate(four_eyes=document.four_eyes_default)
-    policy = RunPolicy(
-        gates={gate: _policy_of(rows[gate]) if gate in rows else default for gate in gates},
-        authors=_authors(version) if version is not None else (),
-        document=document.slug,
-    )
-    return policy.as_record()

@@ -33,7 +33,7 @@ from editor.graph import MalformedDocument, parse_document
 from editor.models import Document, Run, RunEvent
 from editor.services import quotas
 from editor.services.access import can_operate
-from editor.services.documents import approvals
+from editor.services.documents import run_policies
 from editor.services.documents.graphs import load_graph, validate_graph_document
 from editor.services.errors import (
     InputTooLarge,
@@ -301,7 +301,7 @@ def start_run(
             raise UnknownDocument(document_slug) from None
     # The approval policy in force now, recorded in the run's first event: a test run's gates
     # are its author's alone, as before policies (docs/inbox.md, *Approval policies*).
-    policy = approvals.bound_policy(document, graph_hash, graph) if test is None else None
+    policy = run_policies.bound_policy(document, graph_hash, graph) if test is None else None
     _check_start_size(graph_hash, input, checked_labels, policy)
     with transaction.atomic():
         # GATEHOUSE_RATE_RUNS_PER_HOUR: refused, the count rolls back with the rest.

@@ -26,7 +26,7 @@ from editor.engine.states import RunState
 from editor.models import Run
 from editor.services import quotas
 from editor.services.access import can_operate
-from editor.services.documents import approvals
+from editor.services.documents import run_policies
 from editor.services.documents.graphs import load_graph
 from editor.services.errors import (
     ForkHazard,
@@ -104,7 +104,7 @@ def fork_run(
     # keeps its own), as a test run's fork records none.
     policy = None
     if origin.test_revision is None:
-        policy = approvals.bound_policy(origin.document, record.graph_hash, graph)
+        policy = run_policies.bound_policy(origin.document, record.graph_hash, graph)
     events = [_with_policy(events[0], policy), *events[1:]]
     with transaction.atomic():
         quotas.count_run_start(user)  # a fork is a run started: GATEHOUSE_RATE_RUNS_PER_HOUR
