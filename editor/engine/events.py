@@ -68,7 +68,16 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
             *_SCOPED,
         ),
         # One approval of a gate whose quorum it does not complete: the run stays parked.
-        "ApprovalVoted": ("node", "input", "by", "comment", "schema_hash", "quorum", *_SCOPED),
+        "ApprovalVoted": (
+            "node",
+            "input",
+            "by",
+            "comment",
+            "schema_hash",
+            "approvals",
+            "quorum",
+            *_SCOPED,
+        ),
         "BudgetExceeded": ("node", "budget", "observed", *_SCOPED),
         "BudgetRaised": ("node", "kind", "limit", "by", *_SCOPED),
         "ReconciliationNeeded": ("node", "tool", "call", "input", "idempotency_key", *_SCOPED),

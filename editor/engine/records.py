@@ -212,6 +212,7 @@ def prepare_decision(
     if isinstance(comment, str) and comment.strip():
         payload["comment"] = comment
     payload["schema_hash"] = hash_value(schema)
+    payload["approvals"] = len(votes) + 1
     payload["quorum"] = quorum
     if item.get("scope"):
         payload["scope"] = item["scope"]

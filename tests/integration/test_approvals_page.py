@@ -299,3 +299,28 @@ def test_the_decision_log_page_shows_the_policy_and_the_votes(
     assert "approval 1 of 2" in page
     assert "Policy: approvers · four eyes · quorum 2" in page
     assert "after the approval of amy" in page
+
+
+def test_each_approval_of_a_quorum_of_three_counts_itself_on_its_receipt_and_in_the_log(
+    client: Client, author: User, operator: User
+) -> None:
+    slug, digest = frozen(author, gated())
+    approvals.replace_policy(author, slug, {"gates": {"review": {"quorum": 3}}})
+    run_id = waiting_run(operator, slug, digest)
+    receipts = []
+    for name in ("amy", "ben"):
+        receipts.append(
+            signed_in(Client(), make_user(name, "approvers"))
+            .post(
+                f"/inbox/{run_id}/resolve/",
+                card_post(run_id, **{"field-approved": "true"}),
+                headers=HTMX,
+            )
+            .content.decode()
+        )
+
+    log = html.unescape(signed_in(client, author).get("/inbox/resolved/").content.decode())
+
+    assert "1 of 3 approvals" in receipts[0]
+    assert "2 of 3 approvals" in receipts[1]
+    assert "approval 2 of 3" in log and "approval 1 of 3" in log

@@ -76,10 +76,13 @@ class Decision:
     def input_text(self) -> str:
         return pretty_json(self.input)
 
+    #: For a vote, how many approvals the gate had with it (its log records it).
+    counted: int | None = None
+
     @property
     def approvals(self) -> int:
-        """How many approvals this entry makes: its earlier votes and itself."""
-        return len(self.votes) + 1
+        """How many approvals the gate had with this entry: its earlier votes and itself."""
+        return self.counted if self.counted is not None else len(self.votes) + 1
 
     @property
     def policy_words(self) -> str:
@@ -119,6 +122,7 @@ def decision(
     comment = payload.get("comment")
     votes = payload.get("votes")
     quorum = payload.get("quorum")
+    counted = payload.get("approvals")
     return Decision(
         kind=_RESOLVED_KIND.get(kind, kind),
         run=run,
@@ -139,6 +143,7 @@ def decision(
         else (),
         quorum=quorum if isinstance(quorum, int) and not isinstance(quorum, bool) else None,
         policy=policy,
+        counted=counted if isinstance(counted, int) and not isinstance(counted, bool) else None,
     )
 
 

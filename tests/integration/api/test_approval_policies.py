@@ -466,7 +466,8 @@ def test_a_quorum_of_two_needs_two_different_approvers_and_resumes_with_the_last
     assert last.json()["outcome"] == "driving"
     voted = RunEvent.objects.get(run_id=run_id, kind="ApprovalVoted").payload
     resumed = RunEvent.objects.get(run_id=run_id, kind="Resumed").payload
-    assert voted["by"] == "amy" and voted["input"]["note"] == "fine" and voted["quorum"] == 2
+    assert voted["by"] == "amy" and voted["input"]["note"] == "fine"
+    assert (voted["approvals"], voted["quorum"]) == (1, 2)
     assert resumed["by"] == "ben"
     assert resumed["input"] == {"approved": True, "note": "ok by me"}
     assert [vote["by"] for vote in resumed["votes"]] == ["amy"]
