@@ -15,6 +15,7 @@ from editor.graph.jsonio import HASH_PREFIX
 from editor.views import (
     account,
     agents,
+    approvals,
     document_actions,
     editor,
     editor_edits,
@@ -54,6 +55,9 @@ urlpatterns = [
     path("new/", graphs.new_graph, name="new_graph"),
     path("import/", graphs.import_graph, name="import_graph"),
     path("graphs/<slug:slug>/versions/", versions.version_list, name="versions"),
+    path("graphs/<slug:slug>/approvals/", approvals.approvals_page, name="approvals"),
+    path("graphs/<slug:slug>/approvals/gate/", approvals.save_gate, name="approvals_gate"),
+    path("graphs/<slug:slug>/approvals/remove/", approvals.remove_gate, name="approvals_remove"),
     path("graphs/<slug:slug>/compare/", versions.compare, name="compare"),
     path("g/<graph:digest>/", versions.graph_page, name="graph"),
     path("g/<graph:digest>/download/", versions.download, name="graph_download"),

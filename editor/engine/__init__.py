@@ -8,6 +8,7 @@ log (:func:`run_status`), so a run can be re-driven after a crash, projected ont
 """
 
 from editor.engine.errors import (
+    AlreadyVoted,
     AppendRefused,
     EngineError,
     ForkRefused,
@@ -55,6 +56,7 @@ from editor.engine.ports import (
 from editor.engine.records import (
     park_again,
     prepare_abandon,
+    prepare_decision,
     prepare_failure,
     prepare_resume,
     prepare_wake,
@@ -77,6 +79,7 @@ __all__ = [
     "TERMINAL_KINDS",
     "TRANSITIONS",
     "AgentDirectory",
+    "AlreadyVoted",
     "AppendRefused",
     "Clock",
     "Engine",
@@ -130,6 +133,7 @@ __all__ = [
     "park_again",
     "plan_fork",
     "prepare_abandon",
+    "prepare_decision",
     "prepare_failure",
     "prepare_resume",
     "prepare_wake",

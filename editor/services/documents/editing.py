@@ -37,7 +37,7 @@ from editor.graph.edits import EditRefused, format_draft, level_value
 from editor.recent import Recent
 from editor.services import documents
 from editor.services.access import ActingUser, can_author
-from editor.services.documents import history
+from editor.services.documents import approvals, history
 from editor.services.documents.canvas import (
     CanvasSource,
     DrawnCanvas,
@@ -256,6 +256,14 @@ class CheckedDraft(ParsedDraft):
         if self.graph is None:
             return []
         return resolve_names(self.graph, installation())
+
+    @cached_property
+    def policy_warnings(self) -> list[str]:
+        """The gates the approval policy names that this draft no longer has (renamed or
+        removed): a warning beside the verdict, never blocking Freeze (one query)."""
+        if self.graph is None:
+            return []
+        return approvals.stale_gates(self.slug, self.graph)
 
     def errors_of(self, node_id: str, level: SubgraphPath = ()) -> list[ErrorData]:
         """The errors about ``node_id`` in ``level`` (not those inside its own subgraph)."""

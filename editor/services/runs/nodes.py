@@ -234,10 +234,21 @@ def _waits(events: Sequence[Envelope]) -> list[str]:
         payload = envelope.payload
         if envelope.kind == "Suspended":
             notes.append(f"Waited for a decision: {payload.get('reason')}")
+        elif envelope.kind == "ApprovalVoted":
+            comment = payload.get("comment")
+            said = f" (“{comment}”)" if comment else ""
+            notes.append(
+                f"Approved by {payload.get('by')}{said}, of {payload.get('quorum')} needed"
+            )
         elif envelope.kind == "Resumed":
             comment = payload.get("comment")
             said = f" (“{comment}”)" if comment else ""
-            notes.append(f"Decided by {payload.get('by')}{said}")
+            votes = payload.get("votes")
+            votes = votes if isinstance(votes, list) else []
+            after = ", ".join(str(vote.get("by")) for vote in votes if isinstance(vote, dict))
+            notes.append(
+                f"Decided by {payload.get('by')}{said}" + (f", after {after}" if after else "")
+            )
         elif envelope.kind == "BudgetExceeded":
             budget = payload.get("budget") or {}
             notes.append(
