@@ -25,7 +25,7 @@ BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key) \
 	$(if $(GATEHOUSE_BASE_URL),,GATEHOUSE_BASE_URL=http://127.0.0.1:$(PORT))
 
-.PHONY: help run test lint bench bench-scale bench-workers load faults fuzz schema setup setup-dev graphviz chromium
+.PHONY: help run test test-processes lint bench bench-scale bench-workers load faults fuzz schema setup setup-dev graphviz chromium
 
 help:
 	@echo "make run     set up, migrate, create the first user and the demo, serve and run a worker on 127.0.0.1:$(PORT)"
@@ -132,8 +132,19 @@ run: setup var/dev-secret-key
 		--timeout-graceful-shutdown 1 --http editor.server:H11Protocol \
 		--timeout-keep-alive $${GATEHOUSE_KEEP_ALIVE_TIMEOUT:-5}
 
+# The suite in two steps: everything but the browser tests in TEST_PROCESSES processes
+# (pytest-xdist; default one per core, from two to four; the hostile corpus keeps to one of them,
+# tests/conftest.py), then the browser tests in one process of their own (they share one browser
+# and the live server's in-memory database, which does not survive sharing a process with the
+# rest of the suite under xdist).
+TEST_PROCESSES ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 2 ? 2 : n > 4 ? 4 : n )))
+
+test-processes:
+	@echo $(TEST_PROCESSES)
+
 test: setup-dev lint
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(TEST_PROCESSES) --dist loadgroup --ignore=tests/functional
+	$(VENV)/bin/pytest -q tests/functional
 
 # --- Other targets -----------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from editor.services.quotas import QUOTAS, UsageRow, recount_stored_bytes
+from editor.services.quotas import ADDRESS_LIMITS, QUOTAS, UsageRow, recount_stored_bytes
 
 __all__ = ["UsageAdmin", "UsageForm", "check_limits"]
 
@@ -21,6 +21,12 @@ def check_limits(limits: Any) -> None:
     if not isinstance(limits, dict):
         raise ValidationError("The limits must be a JSON object.")
     for name, value in limits.items():
+        if name in ADDRESS_LIMITS:
+            raise ValidationError(
+                f"{name!r} is a limit of an address, not of a user: every user and client "
+                f"behind one address shares it, so only {ADDRESS_LIMITS[name].setting} sets it. "
+                "Remove it here."
+            )
         if name not in QUOTAS:
             raise ValidationError(f"{name!r} is not a limit; the names are {', '.join(QUOTAS)}.")
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -34,7 +40,8 @@ class UsageForm(forms.ModelForm):
         help_texts = {  # noqa: RUF012 - Django's Meta convention
             "limits": 'Limits for this user alone, as JSON: {"stored_bytes": 5000000}. Names: '
             + ", ".join(QUOTAS)
-            + ". A name left out keeps the installation's limit.",
+            + ". A name left out keeps the installation's limit. The rate of an address "
+            "(GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE) is the installation's alone.",
         }
 
     def clean_limits(self) -> Any:

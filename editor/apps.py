@@ -30,12 +30,17 @@ class EditorConfig(AppConfig):
             log_redaction,
             tasks,
         )
+        from editor.services.documents import hints
+        from editor.services.runs import test_nodes
 
         # The servers' access loggers write query strings with their own handlers.
         log_redaction.install()
 
         # The services ask for runs to be driven through editor.drives; the task drives them.
         drives.connect(tasks.drive_run)
+        # The editor's pickers offer what the latest test run gave a node: runs are read by
+        # the runs family, a layer above the documents' editor answer that asks for them.
+        hints.connect_tested_input(test_nodes.offered_value)
 
         post_migrate.connect(ensure_roles, sender=self)
         # What start-up made lives as long as the process (see settle_start_up).

@@ -22,6 +22,7 @@ from django.conf import settings
 __all__ = [
     "AGENT_BYTES",
     "NO_BODY_BYTES",
+    "POLICY_BYTES",
     "REFUSED",
     "SIGN_IN_BYTES",
     "cap_for",
@@ -35,6 +36,9 @@ AGENT_BYTES = 256 * 1024 + 16 * 1024
 SIGN_IN_BYTES = 16 * 1024
 #: A request whose method carries no body (and ``/healthz``, whatever its method).
 NO_BODY_BYTES = 1024
+#: A document's approval policy (the API's and the Approvals page's forms): a few hundred
+#: bytes a gate, and a value to resolve with of at most 16 KiB each.
+POLICY_BYTES = 512 * 1024
 
 #: The scope key (ASGI) under which the handler notes the cap a request's body passed.
 REFUSED = "gatehouse.body_refused"
@@ -51,6 +55,8 @@ _ROUTES: tuple[tuple[str | None, re.Pattern[str], int], ...] = (
     ("POST", re.compile(r"/account/password/"), SIGN_IN_BYTES),
     ("POST", re.compile(r"/account/tokens/(?:\d+/revoke/)?"), SIGN_IN_BYTES),
     ("POST", re.compile(r"/admin/login/"), SIGN_IN_BYTES),
+    ("PUT", re.compile(r"/v1/documents/[^/]+/approvals/?"), POLICY_BYTES),
+    ("POST", re.compile(r"/graphs/[^/]+/approvals/.*"), POLICY_BYTES),
 )
 
 

@@ -236,6 +236,10 @@ def sqlite_database(name: str) -> dict[str, Any]:
             # last commits. SQLite's own advice for WAL, and 5-10x cheaper appends.
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         },
+        # Tests run on an in-memory database, as Django makes one for its own SQLite backend,
+        # said outright so that pytest-django (which knows only Django's backend by name) keeps
+        # it there in each of its processes instead of a file named after this one.
+        "TEST": {"NAME": ":memory:"},
     }
 
 

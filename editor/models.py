@@ -24,6 +24,7 @@ __all__ = [
     "Draft",
     "DraftRevision",
     "FrozenGraph",
+    "GatePolicy",
     "ImmutableRecord",
     "RateCounter",
     "Role",
@@ -37,6 +38,9 @@ HASH_LENGTH = len("sha256:") + 64
 #: The events that record a person's decision (spec 04: ``Resumed``, ``BudgetRaised``,
 #: ``Reconciled``), sorted: the decision log's partial index and its query spell them alike.
 RESOLUTION_KINDS = ("BudgetRaised", "Reconciled", "Resumed")
+#: The events of the decision log: the resolutions and the votes of gates that need several
+#: approvals (``ApprovalVoted``), sorted, as its partial index and its query spell them.
+DECISION_KINDS = tuple(sorted((*RESOLUTION_KINDS, "ApprovalVoted")))
 
 
 class ImmutableRecord(Exception):
@@ -105,6 +109,9 @@ class Document(models.Model):
     #: Set when a document with frozen versions is deleted: its draft and history are gone, the
     #: row stays (under a slug no person can type) because its versions are kept.
     deleted_at = models.DateTimeField(null=True, blank=True)
+    #: Four eyes for the gates its approval policy leaves out: on for documents created since
+    #: policies exist, off for those created before (migration 0021; docs/inbox.md).
+    four_eyes_default = models.BooleanField(default=True)
 
     class Meta:
         ordering = ("-updated_at",)
@@ -129,6 +136,51 @@ class DocumentAlias(models.Model):
 
     def __str__(self) -> str:
         return f"{self.slug} → {self.document.slug}"
+
+
+class GatePolicy(models.Model):
+    """Who may decide one gate of a document, and how (``editor.engine.approvals``): a gate
+    the document names by id. A gate with no row keeps the defaults. Runs record the policy in
+    force when they start, so editing a row changes future runs only."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="gate_policies")
+    #: The gate's node id (a renamed or removed gate keeps its row, flagged, until removed).
+    gate = models.CharField(max_length=200)
+    #: Names of groups and users (``approvers`` stands for the role).
+    decider_groups = models.JSONField(default=list, blank=True)
+    decider_users = models.JSONField(default=list, blank=True)
+    four_eyes = models.BooleanField(default=True)
+    quorum = models.PositiveSmallIntegerField(default=1)
+    #: Seconds, or ``None`` for no due time.
+    due_seconds = models.PositiveIntegerField(null=True, blank=True)
+    #: A percentage of the due time, or ``None``.
+    remind_percent = models.PositiveSmallIntegerField(null=True, blank=True)
+    #: ``""`` (nothing), ``escalate`` (to ``escalate_groups``/``escalate_users``) or
+    #: ``resolve`` (with ``resolve_with``).
+    on_expiry = models.CharField(max_length=16, blank=True, default="")
+    escalate_groups = models.JSONField(default=list, blank=True)
+    escalate_users = models.JSONField(default=list, blank=True)
+    resolve_with = models.JSONField(null=True, blank=True, decoder=ReferenceJsonDecoder)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ("document", "gate")
+        constraints: ClassVar[list[models.BaseConstraint]] = [
+            models.UniqueConstraint(fields=("document", "gate"), name="one_policy_per_gate"),
+            models.CheckConstraint(
+                condition=models.Q(quorum__gte=1, quorum__lte=5), name="policy_quorum_1_to_5"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(on_expiry__in=("", "escalate", "resolve")),
+                name="policy_expiry_action",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"policy of {self.gate!r} in document {self.document_id}"
 
 
 class Draft(models.Model):
@@ -373,6 +425,10 @@ class Run(models.Model):
     #: For an agent run (``POST /v1/runs``), the hash of the agent its one-node graph runs;
     #: empty for every other run. A fork of an agent run is one of the same agent.
     agent = models.CharField(max_length=HASH_LENGTH, blank=True, default="")
+    #: The approval policy in force when the run started, as its first event records it
+    #: (``GraphRunStarted.approval_policy``), kept on the row so the inbox reads it with the
+    #: run; ``None`` when none applies (the rule of spec 06 alone).
+    approval_policy = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(
@@ -447,13 +503,14 @@ class RunEvent(models.Model):
             models.UniqueConstraint(fields=("run", "seq"), name="one_event_per_seq")
         ]
         indexes: ClassVar[list[models.Index]] = [
-            # The decision log, newest first: only the resolutions, in id order. A query uses
-            # it with this condition written as SQL (editor.services.inbox.log): SQLite takes a
-            # partial index only for a condition of literals, never of bound parameters.
+            # The decision log, newest first: only the resolutions and votes, in id order. A
+            # query uses it with this condition written as SQL (editor.services.inbox.log):
+            # SQLite takes a partial index only for a condition of literals, never of bound
+            # parameters.
             models.Index(
                 fields=("-id",),
-                name="event_resolutions",
-                condition=models.Q(kind__in=RESOLUTION_KINDS),
+                name="event_decisions",
+                condition=models.Q(kind__in=DECISION_KINDS),
             ),
         ]
 

@@ -87,6 +87,8 @@ GATEHOUSE_SWEEP_SECONDS = env_int("GATEHOUSE_SWEEP_SECONDS", 10)
 # Between sweeps, each worker takes every unleased sleeping run whose wake_at has passed this
 # often (spec 08's waker: one query on the wake_at index when nothing is due).
 GATEHOUSE_WAKE_POLL_SECONDS = env_int("GATEHOUSE_WAKE_POLL_SECONDS", 1)
+# How long an idle worker waits before it looks at the queue again (db_worker --interval).
+GATEHOUSE_WORKER_POLL_MS = env_int("GATEHOUSE_WORKER_POLL_MS", 100, minimum=10)
 # The run limits of editor.engine.Limits: crossing one fails the run, naming it.
 GATEHOUSE_RUN_MAX_NODES = env_int("GATEHOUSE_RUN_MAX_NODES", 10_000)
 GATEHOUSE_RUN_MAX_MAP_ITEMS = env_int("GATEHOUSE_RUN_MAX_MAP_ITEMS", 10_000)

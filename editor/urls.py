@@ -1,17 +1,24 @@
-"""URL routes. Every page needs a signed-in user except sign-in and ``/healthz``."""
+"""URL routes. Every page needs a signed-in user except sign-in and ``/healthz``.
+
+A graph's pages name it by the hex digits of its hash (``/g/<hex>/``); the ``graph`` converter
+hands their views the whole :data:`~editor.graph.GraphHash` (``sha256:<hex>``), and takes one
+(or the hex digits alone) to write an address.
+"""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path, re_path
+from django.urls import path, register_converter
 
 from editor.api import urls as api_urls
+from editor.graph import GraphHash, hex_digits
+from editor.graph.jsonio import HASH_PREFIX
 from editor.views import (
     account,
     agents,
+    approvals,
     document_actions,
     editor,
     editor_edits,
-    editor_fixes,
     editor_history,
     forks,
     graphs,
@@ -28,18 +35,34 @@ from editor.views import (
     versions,
 )
 
+
+class GraphHashConverter:
+    """``/g/<hex>/``: 64 lowercase hex digits in the address, a :data:`GraphHash` in the view."""
+
+    regex = "[0-9a-f]{64}"
+
+    def to_python(self, value: str) -> GraphHash:
+        return GraphHash(HASH_PREFIX + value)
+
+    def to_url(self, value: str) -> str:
+        return hex_digits(value)
+
+
+register_converter(GraphHashConverter, "graph")
+
 urlpatterns = [
     path("", graphs.graph_list, name="home"),
     path("new/", graphs.new_graph, name="new_graph"),
     path("import/", graphs.import_graph, name="import_graph"),
     path("graphs/<slug:slug>/versions/", versions.version_list, name="versions"),
+    path("graphs/<slug:slug>/approvals/", approvals.approvals_page, name="approvals"),
+    path("graphs/<slug:slug>/approvals/gate/", approvals.save_gate, name="approvals_gate"),
+    path("graphs/<slug:slug>/approvals/remove/", approvals.remove_gate, name="approvals_remove"),
     path("graphs/<slug:slug>/compare/", versions.compare, name="compare"),
-    re_path(r"^g/(?P<hex_digest>[0-9a-f]{64})/$", versions.graph_page, name="graph"),
-    re_path(
-        r"^g/(?P<hex_digest>[0-9a-f]{64})/download/$", versions.download, name="graph_download"
-    ),
-    re_path(r"^g/sha256:(?P<hex_digest>[0-9a-f]{64})/$", versions.prefixed_graph),
-    re_path(r"^g/(?P<hex_digest>[0-9a-f]{64})/runs/$", runs.start_run, name="start_run"),
+    path("g/<graph:digest>/", versions.graph_page, name="graph"),
+    path("g/<graph:digest>/download/", versions.download, name="graph_download"),
+    path("g/sha256:<graph:digest>/", versions.prefixed_graph),
+    path("g/<graph:digest>/runs/", runs.start_run, name="start_run"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/<uuid:run_id>/", runs.run_page, name="run"),
     path("runs/<uuid:run_id>/abandon/", runs.abandon_run, name="abandon_run"),
@@ -94,7 +117,11 @@ urlpatterns = [
         name="editor_delete_edge",
     ),
     path("graphs/<slug:slug>/edit/json/", editor_edits.edit_json, name="editor_json"),
-    path("graphs/<slug:slug>/edit/relabel-edge/", editor_fixes.relabel, name="editor_relabel_edge"),
+    path(
+        "graphs/<slug:slug>/edit/relabel-edge/",
+        editor_edits.relabel_edge,
+        name="editor_relabel_edge",
+    ),
     path("graphs/<slug:slug>/edit/drop-held/", editor_edits.drop_held, name="editor_drop_held"),
     path("graphs/<slug:slug>/freeze/", editor_edits.freeze, name="editor_freeze"),
     path("graphs/<slug:slug>/discard/", editor_edits.discard, name="editor_discard"),

@@ -11,6 +11,8 @@ from ninja import Query, Router, Status
 from editor.api.auth import AuthenticatedRequest
 from editor.api.paging import PageQuery
 from editor.api.schemas import (
+    ApprovalPolicyIn,
+    ApprovalPolicyOut,
     DeletedOut,
     DiffOut,
     DocumentDetailOut,
@@ -28,7 +30,7 @@ from editor.api.schemas import (
     VersionListOut,
 )
 from editor.services import documents
-from editor.services.documents import managing
+from editor.services.documents import approvals, managing
 from editor.services.errors import InvalidRequest
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -252,3 +254,32 @@ def restore_revision(
     )
     _with_etag(response, draft.revision)
     return draft
+
+
+@router.get(
+    "/documents/{slug}/approvals",
+    response={200: ApprovalPolicyOut, 404: ErrorOut},
+    summary="The approval policy",
+)
+def get_approvals(request: HttpRequest, slug: str) -> dict[str, Any]:
+    """Who may decide each gate of the draft, and how: `deciders` (groups and users;
+    `approvers` stands for the role), `four_eyes`, `quorum` (1–5), `due`, `remind_at`,
+    `on_expiry`. Every gate of the draft (the defaults for those the policy leaves out), and
+    every gate the policy names that the draft no longer has, flagged in `warnings`."""
+    return approvals.policy_json(slug)
+
+
+@router.put(
+    "/documents/{slug}/approvals",
+    response={200: ApprovalPolicyOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut},
+    summary="Set the approval policy",
+)
+def put_approvals(
+    request: AuthenticatedRequest, slug: str, payload: ApprovalPolicyIn
+) -> dict[str, Any]:
+    """Replace the whole policy (authors and operators): a gate left out keeps the defaults.
+    `400 invalid_policy` names the gate and field of the first problem and lists every one in
+    `details.errors` (a gate the draft does not have, a group or user no one is named, a value
+    to resolve with that breaks the gate's approval schema); nothing is saved then. Runs record
+    the policy when they start: a change applies to runs started afterwards."""
+    return approvals.replace_policy(request.auth, slug, {"gates": payload.gates})

@@ -26,16 +26,20 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from editor.api.auth import CsrfFailed
 from editor.api.schemas import ErrorOut
 from editor.services.errors import (
+    AlreadyVoted,
     DraftInvalid,
     ForkHazard,
+    FourEyes,
     InputTooLarge,
     InvalidAgent,
     InvalidForkNode,
     InvalidGraph,
     InvalidPin,
+    InvalidPolicy,
     InvalidRequest,
     InvalidResume,
     NotAllowed,
+    NotAnApprover,
     NotComparable,
     NotOffered,
     NotPinned,
@@ -79,6 +83,10 @@ BODY_PARAMETER = "payload"
 #: means the error names its own (``NotRunnable``: the first resolution error's code).
 SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     NotAllowed: (403, "forbidden"),
+    NotAnApprover: (403, "not_an_approver"),
+    FourEyes: (403, "four_eyes"),
+    AlreadyVoted: (409, "already_voted"),
+    InvalidPolicy: (400, "invalid_policy"),
     DraftInvalid: (409, "draft_invalid"),
     WritesUnconfirmed: (409, "writes_unconfirmed"),
     InvalidPin: (400, "invalid_pin"),

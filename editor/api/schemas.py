@@ -28,6 +28,8 @@ __all__ = [
     "AgentCreatedOut",
     "AgentListOut",
     "AgentOut",
+    "ApprovalPolicyIn",
+    "ApprovalPolicyOut",
     "DiffOut",
     "DocumentDetailOut",
     "DocumentIn",
@@ -582,8 +584,18 @@ class InboxListOut(Schema):
     next: str | None
 
 
+class VoteOut(Schema):
+    """An approval a gate's quorum counted before the one that resolved it."""
+
+    by: str | None = None
+    at: str | None = None
+    seq: int | None = None
+
+
 class ResolvedItemOut(_OmitNone):
-    _omitted_when_none = frozenset({"comment", "scope", "document"})
+    _omitted_when_none = frozenset(
+        {"comment", "scope", "document", "vote", "votes", "quorum", "policy"}
+    )
 
     #: ``gate`` (``Resumed``), ``budget`` (``BudgetRaised``) or ``reconciliation``
     #: (``Reconciled``).
@@ -600,8 +612,70 @@ class ResolvedItemOut(_OmitNone):
     schema_hash: str | None = None
     #: The slug of the document the item's card showed (as ``GET /v1/inbox`` gives it).
     document: str | None = None
+    #: ``true`` for an approval a quorum counted while the gate still waited
+    #: (``ApprovalVoted``); omitted for a resolution.
+    vote: bool | None = None
+    #: For a gate resolved by several people: the approvals counted before this one.
+    votes: list[VoteOut] | None = None
+    #: How many distinct approvals the gate needed, when more than one.
+    quorum: int | None = None
+    #: The gate's approval policy as its run recorded it (omitted when it recorded none).
+    policy: dict[str, Any] | None = None
+
+    @field_validator("vote", mode="before")
+    @classmethod
+    def _only_true(cls, value: Any) -> Any:
+        return True if value else None
+
+    @field_validator("votes", mode="before")
+    @classmethod
+    def _only_some(cls, value: Any) -> Any:
+        return list(value) if value else None
 
 
 class InboxResolvedOut(Schema):
     items: list[ResolvedItemOut]
     next: str | None
+
+
+class DecidersOut(Schema):
+    groups: list[str]
+    users: list[str]
+
+
+class GatePolicyOut(Schema):
+    """One gate's approval policy (``docs/inbox.md``, *Approval policies*)."""
+
+    deciders: DecidersOut
+    four_eyes: bool
+    quorum: int
+    #: ``24h``, ``1h30m``; ``null`` for no due time.
+    due: str | None
+    #: ``75%`` of the due time; ``null`` for no reminder.
+    remind_at: str | None
+    #: ``null``, ``{"escalate_to": {"groups", "users"}}`` or ``{"resolve_with": <value>}``.
+    on_expiry: dict[str, Any] | None
+
+
+class PolicyWarningOut(_OmitNone):
+    _omitted_when_none = frozenset({"gate"})
+
+    gate: str | None = None
+    #: ``gate_not_in_draft``, ``unknown_group``, ``unknown_user``, ``draft_unreadable``.
+    code: str
+    message: str
+
+
+class ApprovalPolicyOut(_OmitNone):
+    _omitted_when_none = frozenset({"warnings"})
+
+    gates: dict[str, GatePolicyOut]
+    warnings: list[PolicyWarningOut] | None = None
+
+
+class ApprovalPolicyIn(Schema):
+    """The whole policy: each gate's (a field left out keeps the default; a gate left out
+    keeps the defaults). ``warnings``, as a ``GET`` answers it, is ignored."""
+
+    gates: dict[str, Any]
+    warnings: Any = None

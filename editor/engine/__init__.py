@@ -8,6 +8,7 @@ log (:func:`run_status`), so a run can be re-driven after a crash, projected ont
 """
 
 from editor.engine.errors import (
+    AlreadyVoted,
     AppendRefused,
     EngineError,
     ForkRefused,
@@ -55,6 +56,7 @@ from editor.engine.ports import (
 from editor.engine.records import (
     park_again,
     prepare_abandon,
+    prepare_decision,
     prepare_failure,
     prepare_resume,
     prepare_wake,
@@ -66,7 +68,7 @@ from editor.engine.runner import Engine, compact_json
 from editor.engine.schemas import violations
 from editor.engine.states import PARKED, TERMINAL, TRANSITIONS, RunState, check_transition
 from editor.engine.status import StatusFold, graph_projection, run_status
-from editor.engine.trace import Level, Levels, NodeMark, RunTrace, level_of, levels, run_trace
+from editor.engine.trace import Levels, NodeMark, RunTrace, level_of, levels, run_trace
 from editor.engine.transitions import allowed_sources, check_append_states
 
 __all__ = [
@@ -77,6 +79,7 @@ __all__ = [
     "TERMINAL_KINDS",
     "TRANSITIONS",
     "AgentDirectory",
+    "AlreadyVoted",
     "AppendRefused",
     "Clock",
     "Engine",
@@ -88,7 +91,6 @@ __all__ = [
     "Installation",
     "InvalidForkNode",
     "InvalidResumeInput",
-    "Level",
     "Levels",
     "Limits",
     "ModelProvider",
@@ -131,6 +133,7 @@ __all__ = [
     "park_again",
     "plan_fork",
     "prepare_abandon",
+    "prepare_decision",
     "prepare_failure",
     "prepare_resume",
     "prepare_wake",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AlreadyVoted",
     "AppendRefused",
     "EngineError",
     "ForkRefused",
@@ -63,6 +64,15 @@ class NotParked(EngineError):
         self.state = state
         self.resolved_by = resolved_by
         self.resolved_at = resolved_at
+
+
+class AlreadyVoted(EngineError):
+    """A second vote from the same person on one open gate (HTTP 409 ``already_voted``)."""
+
+    def __init__(self, by: str, at: str | None) -> None:
+        super().__init__(f"{by} already voted on this gate at {at}")
+        self.by = by
+        self.at = at
 
 
 class InvalidResumeInput(EngineError):

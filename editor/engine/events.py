@@ -31,7 +31,8 @@ _SCOPED = ("scope",)
 EVENT_FIELDS: dict[str, frozenset[str]] = {
     kind: frozenset(fields)
     for kind, fields in {
-        "GraphRunStarted": ("graph_hash", "input", "labels", "forked_from"),
+        # ``approval_policy``: the policy in force when the run started (engine.approvals).
+        "GraphRunStarted": ("graph_hash", "input", "labels", "forked_from", "approval_policy"),
         "NodeEntered": ("node", *_SCOPED),
         "NodeExited": ("node", "output", "pinned", *_SCOPED),
         "NodeSkipped": ("node", "reason", *_SCOPED),
@@ -55,7 +56,28 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
         "FoldIterationJoined": ("node", "index", *_SCOPED),
         "FoldConverged": ("node", "winner_index", "reason", *_SCOPED),
         "Suspended": ("node", "reason", "input_schema", "kind", "value", *_SCOPED),
-        "Resumed": ("node", "input", "by", "comment", "schema_hash", *_SCOPED),
+        # ``votes`` and ``quorum``: a gate decided by several people (engine.approvals).
+        "Resumed": (
+            "node",
+            "input",
+            "by",
+            "comment",
+            "schema_hash",
+            "votes",
+            "quorum",
+            *_SCOPED,
+        ),
+        # One approval of a gate whose quorum it does not complete: the run stays parked.
+        "ApprovalVoted": (
+            "node",
+            "input",
+            "by",
+            "comment",
+            "schema_hash",
+            "approvals",
+            "quorum",
+            *_SCOPED,
+        ),
         "BudgetExceeded": ("node", "budget", "observed", *_SCOPED),
         "BudgetRaised": ("node", "kind", "limit", "by", *_SCOPED),
         "ReconciliationNeeded": ("node", "tool", "call", "input", "idempotency_key", *_SCOPED),

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from editor.engine.errors import InvalidResumeInput, NotParked, TransitionRefused
+from editor.engine.errors import AlreadyVoted, InvalidResumeInput, NotParked, TransitionRefused
 from editor.engine.ports import Envelope, RunRecord
 from editor.engine.schemas import violations
 from editor.engine.states import TERMINAL, RunState, check_transition
@@ -22,6 +22,7 @@ __all__ = [
     "RESUME_CHECK_SECONDS",
     "park_again",
     "prepare_abandon",
+    "prepare_decision",
     "prepare_failure",
     "prepare_resume",
     "start_event",
@@ -42,11 +43,20 @@ def timestamp(now: datetime) -> str:
 
 
 def start_event(
-    run_id: str, graph_hash: str, input: Any, labels: dict[str, str] | None, now: datetime
+    run_id: str,
+    graph_hash: str,
+    input: Any,
+    labels: dict[str, str] | None,
+    now: datetime,
+    approval_policy: dict[str, Any] | None = None,
 ) -> Envelope:
+    """``GraphRunStarted``; ``approval_policy``: the policy in force, as
+    :meth:`editor.engine.approvals.RunPolicy.as_record` writes it (absent: none applies)."""
     payload: dict[str, Any] = {"graph_hash": graph_hash, "input": input}
     if labels:
         payload["labels"] = dict(labels)
+    if approval_policy is not None:
+        payload["approval_policy"] = approval_policy
     return Envelope(run_id, 0, timestamp(now), "GraphRunStarted", payload)
 
 
@@ -63,7 +73,12 @@ def _pick_pending(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any
 
 
 def prepare_resume(
-    record: RunRecord, body: dict[str, Any], by: str, now: datetime
+    record: RunRecord,
+    body: dict[str, Any],
+    by: str,
+    now: datetime,
+    *,
+    extra: dict[str, Any] | None = None,
 ) -> tuple[list[Envelope], dict[str, Any]]:
     """The events that resolve a parked run's pending item, and the status after them.
 
@@ -72,7 +87,8 @@ def prepare_resume(
     For a gate the input must satisfy the recorded ``input_schema``; for a budget it is
     ``{"limit": n}`` above what was observed; for a reconciliation ``{"output": …}`` or
     ``{"retry": true}``. Nothing is appended here: the caller appends, and the store's
-    ``(run, seq)`` guard makes the resolution happen once.
+    ``(run, seq)`` guard makes the resolution happen once. ``extra``: fields a gate's
+    ``Resumed`` also records (its earlier ``votes``, its ``quorum``).
     """
     events = record.events
     status = run_status(events)
@@ -95,6 +111,7 @@ def prepare_resume(
         if isinstance(comment, str) and comment.strip():
             payload["comment"] = comment
         payload["schema_hash"] = hash_value(schema)
+        payload.update(extra or {})
     elif item["kind"] == "budget":
         kind = "BudgetRaised"
         budget = item.get("budget") or {}
@@ -140,6 +157,67 @@ def prepare_resume(
     # The last item of its kind was resolved while items of another kind are open: the run
     # goes back to running and, in the same step, parks again at the oldest open item.
     return [envelope, again], run_status([*resolved, again])
+
+
+def prepare_decision(
+    record: RunRecord,
+    body: dict[str, Any],
+    by: str,
+    now: datetime,
+    *,
+    quorum: int = 1,
+    decision_key: str | None = None,
+) -> tuple[list[Envelope], dict[str, Any]]:
+    """A person's answer to a pending item, under a gate's ``quorum`` (1–5 distinct people
+    must approve): the events to append and the status after them.
+
+    For a gate, ``by`` may answer once: a second answer while the gate is open is refused
+    (:class:`AlreadyVoted`) before the input is checked. The input is checked against the
+    recorded schema, then:
+
+    * it **rejects** when ``decision_key`` (the schema's approve/reject boolean, as the card
+      draws it) is ``false``: the gate is resolved at once with this answer;
+    * else it is one **approval**: the last one the quorum needs resolves the gate with this
+      answer (``Resumed``, with the earlier ``votes`` and the ``quorum``); an earlier one is
+      recorded as ``ApprovalVoted`` and the run stays parked.
+
+    Any other item (or a gate of quorum 1 without earlier votes) is :func:`prepare_resume`."""
+    status = run_status(record.events)
+    item = _pick_pending(status, body)
+    if item is None or item["kind"] != "gate":
+        return prepare_resume(record, body, by, now)
+    votes: list[dict[str, Any]] = list(item.get("votes") or [])
+    for vote in votes:
+        if vote.get("by") == by:
+            raise AlreadyVoted(by, vote.get("at"))
+    value = body.get("input")
+    rejects = (
+        decision_key is not None and isinstance(value, dict) and value.get(decision_key) is False
+    )
+    if rejects or len(votes) + 1 >= quorum:
+        extra: dict[str, Any] = {}
+        if votes:
+            extra["votes"] = votes
+        if quorum > 1:
+            extra["quorum"] = quorum
+        return prepare_resume(record, body, by, now, extra=extra)  # checks the input
+    if "input" not in body:
+        raise InvalidResumeInput([{"path": "$", "message": "the resume body needs an `input`"}])
+    schema = item.get("input_schema")
+    problems = violations(schema, value, seconds=RESUME_CHECK_SECONDS)
+    if problems:
+        raise InvalidResumeInput(problems)
+    payload: dict[str, Any] = {"node": item["node"], "input": value, "by": by}
+    comment = body.get("comment")
+    if isinstance(comment, str) and comment.strip():
+        payload["comment"] = comment
+    payload["schema_hash"] = hash_value(schema)
+    payload["approvals"] = len(votes) + 1
+    payload["quorum"] = quorum
+    if item.get("scope"):
+        payload["scope"] = item["scope"]
+    envelope = Envelope(record.run_id, len(record.events), timestamp(now), "ApprovalVoted", payload)
+    return [envelope], run_status([*record.events, envelope])
 
 
 def park_again(

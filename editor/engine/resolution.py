@@ -13,24 +13,23 @@ prefix per level on its message (subgraph node ids may repeat top-level ones).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from editor.engine.ports import ANSWER_TOOL, ANSWER_TOOL_TAKEN, Installation
 from editor.graph import AgentDefinition, AgentNode, BranchNode, Graph
 from editor.graph.closed_schemas import Finding, schema_findings
-from editor.graph.model import SubgraphBody
+from editor.graph.errors import ErrorData, ErrorKeys
+from editor.graph.model import SubgraphBody, SubgraphPath
 from editor.graph.suggest import Suggester, suggest_suffix
 from editor.graph.validation.schemas import schema_problem
 
 __all__ = ["resolve_names"]
 
-Error = dict[str, Any]
-
 
 class _Resolver:
     def __init__(self, installation: Installation) -> None:
         self.installation = installation
-        self.errors: list[Error] = []
+        self.errors: list[ErrorData] = []
         self._suggester: Suggester | None = None
         self._agents: dict[str, AgentDefinition | None] = {}
         self._providers: dict[str, bool] = {}
@@ -51,14 +50,14 @@ class _Resolver:
             self._providers[model] = self.installation.providers.provider_for(model) is not None
         return self._providers[model]
 
-    def add(self, owners: tuple[str, ...], code: str, message: str, **keys: Any) -> None:
+    def add(self, owners: SubgraphPath, code: str, message: str, **keys: Unpack[ErrorKeys]) -> None:
         prefix = "".join(f"in the subgraph of `{owner}`: " for owner in owners)
-        error: Error = {"code": code, "message": prefix + message, **keys}
+        error: ErrorData = {"code": code, "message": prefix + message, **keys}
         if owners:
             error["subgraph"] = list(owners)
         self.errors.append(error)
 
-    def level(self, graph: Graph, owners: tuple[str, ...]) -> None:
+    def level(self, graph: Graph, owners: SubgraphPath) -> None:
         for node in graph.nodes:
             if node.kind == "tool":
                 self.tool_node(node.id, node.tool, owners)
@@ -71,7 +70,7 @@ class _Resolver:
             if isinstance(body, SubgraphBody):
                 self.level(body.graph, (*owners, node.id))
 
-    def tool_node(self, node: str, tool: str, owners: tuple[str, ...]) -> None:
+    def tool_node(self, node: str, tool: str, owners: SubgraphPath) -> None:
         spec = self.installation.tools.get(tool)
         if spec is None:
             suggestion = self.suggest(tool)
@@ -93,7 +92,7 @@ class _Resolver:
                 tool=tool,
             )
 
-    def agent_node(self, node: str, agent_hash: str, owners: tuple[str, ...]) -> None:
+    def agent_node(self, node: str, agent_hash: str, owners: SubgraphPath) -> None:
         definition = self.agent(agent_hash)
         if definition is None:
             self.add(
@@ -135,7 +134,7 @@ class _Resolver:
                 model=definition.model,
             )
 
-    def agent_output_schema(self, node: str, agent_hash: str, owners: tuple[str, ...]) -> None:
+    def agent_output_schema(self, node: str, agent_hash: str, owners: SubgraphPath) -> None:
         """The agent's ``output_schema``, which checks the node's answers when the node
         declares none, read as a node's schema is (E6, E10): a definition stored before
         registration read it so would otherwise validate here and fail every run."""
@@ -172,7 +171,7 @@ class _Resolver:
             )
 
 
-def resolve_names(graph: Graph, installation: Installation) -> list[Error]:
+def resolve_names(graph: Graph, installation: Installation) -> list[ErrorData]:
     """Every name of ``graph`` this installation cannot resolve; empty when it can run here.
 
     Per node: a tool node gives ``unknown_tool`` or ``tool_disabled``; an agent node (or a

@@ -19,9 +19,9 @@ from typing import Any
 
 from editor.engine.ports import Envelope
 from editor.engine.status import scope_key
-from editor.engine.trace import Level, Levels, level_of
+from editor.engine.trace import Levels, level_of
 from editor.graph import MISSING, BranchNode, FoldNode, MapNode, parse_reference
-from editor.graph.model import Edge, NodeBody, SubgraphBody
+from editor.graph.model import Edge, NodeBody, SubgraphBody, SubgraphPath
 
 __all__ = ["Routing", "routed_inputs"]
 
@@ -99,7 +99,7 @@ class Routing:
             return self._pass_output(owner, (*outer, (owner_id, index - 1)), owner_level)
         return MISSING
 
-    def _live(self, scope: Scope, level: Level, edge: Edge) -> bool:
+    def _live(self, scope: Scope, level: SubgraphPath, edge: Edge) -> bool:
         source = (scope, edge.source)
         if source in self.skipped or source not in self.outputs:
             return False
@@ -107,7 +107,7 @@ class Routing:
             return edge.label == self.cases.get(source)
         return True
 
-    def _pass_output(self, fold: FoldNode, scope: Scope, level: Level | None) -> Any:
+    def _pass_output(self, fold: FoldNode, scope: Scope, level: SubgraphPath | None) -> Any:
         """What one pass of ``fold`` gave (the next pass's input)."""
         body = fold.body
         if isinstance(body, NodeBody):

@@ -3,7 +3,8 @@
 :class:`StatusFold` is fed one envelope at a time (the engine keeps one while it appends);
 :func:`run_status` folds a whole log. Parking events (``Suspended``, ``BudgetExceeded``,
 ``ReconciliationNeeded``) open *pending* items; their resolutions (``Resumed``,
-``BudgetRaised``, ``Reconciled``) close them.
+``BudgetRaised``, ``Reconciled``) close them; a vote (``ApprovalVoted``, one approval of a gate
+that needs several) is kept on its item as ``votes: [{"by", "at", "seq"}]``.
 
 The state moves only along the table of :mod:`editor.engine.states`: a parking event parks a
 running run in its own state, and adds an item to a parked one; a resolution leaves the run
@@ -25,6 +26,7 @@ from editor.engine.states import PARKED, RunState
 __all__ = [
     "PARKING_KINDS",
     "RESOLUTION_KINDS",
+    "VOTE_KINDS",
     "StatusFold",
     "graph_projection",
     "instant",
@@ -43,6 +45,9 @@ PARKING_KINDS: dict[str, tuple[str, RunState, str]] = {
 RESOLUTION_KINDS: dict[str, str] = {
     resolved: kind for kind, (_, _, resolved) in PARKING_KINDS.items()
 }
+#: An event that adds a vote to an open item and leaves the run where it is: one approval of a
+#: gate that needs several (``engine.approvals``). Vote kind → the pending kind it counts for.
+VOTE_KINDS: dict[str, str] = {"ApprovalVoted": "gate"}
 _PENDING_KIND_OF = {state: pending for pending, state, _ in PARKING_KINDS.values()}
 _PENDING_FIELDS = {
     "Suspended": ("reason", "input_schema", "value"),
@@ -93,6 +98,8 @@ class StatusFold:
             # its place: when it was first recorded.
             item["seq"] = envelope.seq if opened is None else opened["seq"]
             item["at"] = envelope.recorded_at if opened is None else opened["at"]
+            if opened is not None and opened.get("votes"):
+                item["votes"] = opened["votes"]
             for name in _PENDING_FIELDS[kind]:
                 if name in payload:
                     item[name] = payload[name]
@@ -101,6 +108,13 @@ class StatusFold:
             self.pending[key] = item
             if self.state not in PARKED:
                 self.state = parked_state
+            return
+        elif kind in VOTE_KINDS:
+            key = (VOTE_KINDS[kind], str(payload.get("node")), scope_key(payload.get("scope")))
+            voted = self.pending.get(key)
+            if voted is not None:
+                vote = {"by": payload.get("by"), "at": envelope.recorded_at, "seq": envelope.seq}
+                self.pending[key] = {**voted, "votes": [*voted.get("votes", ()), vote]}
             return
         elif kind == "SleepStarted":
             self.state = RunState.SLEEPING

@@ -27,11 +27,10 @@ from typing import Any
 from editor.engine.ports import Envelope
 from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, scope_key
 from editor.graph import BranchNode, FoldNode, Graph, MapNode
-from editor.graph.model import Edge, Node, SubgraphBody
+from editor.graph.model import Edge, Node, SubgraphBody, SubgraphPath
 
-__all__ = ["Level", "Levels", "NodeMark", "RunTrace", "level_of", "levels", "run_trace"]
+__all__ = ["Levels", "NodeMark", "RunTrace", "level_of", "levels", "run_trace"]
 
-Level = tuple[str, ...]
 Scope = tuple[tuple[str, int], ...]
 
 #: When a node's instances disagree, the mark that wins (the first of these present).
@@ -43,18 +42,18 @@ class Levels:
     """Every document level of a graph (``()`` for the top, ``(owner, …)`` for subgraph
     bodies), with its nodes by id."""
 
-    graphs: dict[Level, Graph]
-    nodes: dict[Level, dict[str, Node]]
-    outbound: dict[Level, dict[str, list[Edge]]]
+    graphs: dict[SubgraphPath, Graph]
+    nodes: dict[SubgraphPath, dict[str, Node]]
+    outbound: dict[SubgraphPath, dict[str, list[Edge]]]
 
-    def node(self, level: Level, node_id: str) -> Node | None:
+    def node(self, level: SubgraphPath, node_id: str) -> Node | None:
         return self.nodes.get(level, {}).get(node_id)
 
 
 def levels(graph: Graph) -> Levels:
-    graphs: dict[Level, Graph] = {}
+    graphs: dict[SubgraphPath, Graph] = {}
 
-    def visit(level: Level, document: Graph) -> None:
+    def visit(level: SubgraphPath, document: Graph) -> None:
         graphs[level] = document
         for node in document.nodes:
             body = getattr(node, "body", None)
@@ -63,7 +62,7 @@ def levels(graph: Graph) -> Levels:
 
     visit((), graph)
     nodes = {level: {node.id: node for node in doc.nodes} for level, doc in graphs.items()}
-    outbound: dict[Level, dict[str, list[Edge]]] = {}
+    outbound: dict[SubgraphPath, dict[str, list[Edge]]] = {}
     for level, document in graphs.items():
         edges = outbound[level] = {}
         for edge in document.edges:
@@ -71,10 +70,10 @@ def levels(graph: Graph) -> Levels:
     return Levels(graphs, nodes, outbound)
 
 
-def level_of(graph_levels: Levels, scope: Iterable[tuple[str, int]]) -> Level | None:
+def level_of(graph_levels: Levels, scope: Iterable[tuple[str, int]]) -> SubgraphPath | None:
     """The document level whose nodes run in ``scope``; ``None`` when the scope names no
     owner of this graph (a log of another graph)."""
-    level: Level = ()
+    level: SubgraphPath = ()
     for owner, _index in scope:
         node = graph_levels.node(level, owner)
         if not isinstance(node, (MapNode, FoldNode)):
@@ -109,9 +108,9 @@ class RunTrace:
     """The marks of every node reached, by ``(level, node id)``; the edges walked, as
     ``(level, source, target, label)``; the node the run failed at."""
 
-    marks: dict[tuple[Level, str], NodeMark] = field(default_factory=dict)
-    walked: set[tuple[Level, str, str, str | None]] = field(default_factory=set)
-    failed: tuple[Level, str] | None = None
+    marks: dict[tuple[SubgraphPath, str], NodeMark] = field(default_factory=dict)
+    walked: set[tuple[SubgraphPath, str, str, str | None]] = field(default_factory=set)
+    failed: tuple[SubgraphPath, str] | None = None
     #: Where the run failed: the scope (``((owner, index), …)``) and the node.
     failed_at: tuple[Scope, str] | None = None
     #: The nodes entered at the top of the graph (the points a fork may start from).
@@ -189,8 +188,8 @@ def run_trace(graph: Graph | Levels, events: Iterable[Envelope], run_state: str)
         instances.setdefault(key, _Instance()).failed = True
     graph_levels = graph if isinstance(graph, Levels) else levels(graph)
     trace = RunTrace()
-    gathered: dict[tuple[Level, str], list[str]] = {}
-    cases: dict[tuple[Level, str], set[str]] = {}
+    gathered: dict[tuple[SubgraphPath, str], list[str]] = {}
+    cases: dict[tuple[SubgraphPath, str], set[str]] = {}
     by_scope: dict[Scope, dict[str, _Instance]] = {}
     for (scope, node), instance in instances.items():
         level = level_of(graph_levels, scope)
@@ -221,7 +220,9 @@ def run_trace(graph: Graph | Levels, events: Iterable[Envelope], run_state: str)
     return trace
 
 
-def _walked(graph_levels: Levels, level: Level, edge: Edge, reached: dict[str, _Instance]) -> bool:
+def _walked(
+    graph_levels: Levels, level: SubgraphPath, edge: Edge, reached: dict[str, _Instance]
+) -> bool:
     source, target = reached.get(edge.source), reached.get(edge.target)
     if source is None or target is None or not source.exited or source.skipped:
         return False

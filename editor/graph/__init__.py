@@ -15,10 +15,12 @@ from editor.graph.closed_schemas import CompiledSchema, SchemaUnusable, compile_
 from editor.graph.diff import diff_graphs
 from editor.graph.document import DEFAULT_MAX_BYTES, check_document, validate_document
 from editor.graph.errors import (
+    ErrorData,
     ExpressionError,
     GraphError,
     InvalidAgentDefinition,
     JsonError,
+    JsonPosition,
     MalformedDocument,
 )
 from editor.graph.expressions import (
@@ -47,12 +49,13 @@ from editor.graph.model import (
     Graph,
     MapNode,
     Node,
+    SubgraphPath,
     ToolNode,
 )
 from editor.graph.parsing import parse_document, parse_graph
 from editor.graph.schema import graph_json_schema
 from editor.graph.validation import DEFAULT_MAX_EDGES, DEFAULT_MAX_NODES, summarize, validate
-from editor.graph.wire import canonical_graph, graph_hash, wire_json, wire_value
+from editor.graph.wire import GraphHash, canonical_graph, graph_hash, wire_json, wire_value
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -66,19 +69,23 @@ __all__ = [
     "CompiledSchema",
     "DelayNode",
     "Edge",
+    "ErrorData",
     "Expression",
     "ExpressionError",
     "FoldNode",
     "GateNode",
     "Graph",
     "GraphError",
+    "GraphHash",
     "InvalidAgentDefinition",
     "JsonError",
+    "JsonPosition",
     "MalformedDocument",
     "MapNode",
     "Node",
     "Reference",
     "SchemaUnusable",
+    "SubgraphPath",
     "ToolNode",
     "agent_def_hash",
     "canonical_graph",

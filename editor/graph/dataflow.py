@@ -40,6 +40,7 @@ from editor.graph.model import (
     Node,
     NodeBody,
     SubgraphBody,
+    SubgraphPath,
     ToolNode,
 )
 from editor.graph.validation.fold_shapes import schema_at
@@ -50,7 +51,6 @@ __all__ = [
     "DataFlow",
     "DescribedPath",
     "Inflow",
-    "Level",
     "Shape",
     "array_paths",
     "combined",
@@ -62,8 +62,6 @@ __all__ = [
 
 #: The schemas a value may have (one per way it may arrive), or ``None``: not described.
 Shape = tuple[Any, ...] | None
-#: A document level: the map/fold owners whose subgraph bodies lead to it (``()``: the top).
-Level = tuple[str, ...]
 
 #: How deep and how many paths a listing goes: a picker of a few dozen paths reads; a
 #: thousand would not, and a recursive schema has no end.
@@ -345,16 +343,16 @@ class DataFlow:
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        self._levels: dict[Level, _Level | None] = {}
-        self._done: set[Level] = set()
-        self._gives: dict[tuple[Level, str], Shape] = {}
-        self._receives: dict[tuple[Level, str], tuple[Inflow, ...]] = {}
+        self._levels: dict[SubgraphPath, _Level | None] = {}
+        self._done: set[SubgraphPath] = set()
+        self._gives: dict[tuple[SubgraphPath, str], Shape] = {}
+        self._receives: dict[tuple[SubgraphPath, str], tuple[Inflow, ...]] = {}
         self._run_input: Shape = None
         self._run_input_read = False
 
     # the levels ------------------------------------------------------------------------
 
-    def level(self, level: Level) -> _Level | None:
+    def level(self, level: SubgraphPath) -> _Level | None:
         """The document level ``level`` names, or ``None`` when there is none."""
         if level in self._levels:
             return self._levels[level]
@@ -370,14 +368,14 @@ class DataFlow:
         self._levels[level] = found
         return found
 
-    def node(self, level: Level, node_id: str) -> Node | None:
+    def node(self, level: SubgraphPath, node_id: str) -> Node | None:
         """The last node with ``node_id`` at ``level`` (as validation looks nodes up)."""
         current = self.level(level)
         return current.by_id.get(node_id) if current is not None else None
 
-    def levels(self) -> Iterator[tuple[Level, Graph]]:
+    def levels(self) -> Iterator[tuple[SubgraphPath, Graph]]:
         """Every level, the top first, then each subgraph body depth first in document order."""
-        pending: list[Level] = [()]
+        pending: list[SubgraphPath] = [()]
         while pending:
             level = pending.pop()
             current = self.level(level)
@@ -393,22 +391,22 @@ class DataFlow:
 
     # what flows ------------------------------------------------------------------------
 
-    def receives(self, level: Level, node_id: str) -> tuple[Inflow, ...]:
+    def receives(self, level: SubgraphPath, node_id: str) -> tuple[Inflow, ...]:
         """Each way a value reaches ``node_id`` (empty when it is not a node of ``level``)."""
         self._work_out(level)
         return self._receives.get((level, node_id), ())
 
-    def received(self, level: Level, node_id: str) -> Shape:
+    def received(self, level: SubgraphPath, node_id: str) -> Shape:
         """What ``node_id`` receives, all ways in together."""
         inflows = self.receives(level, node_id)
         return combined(inflow.shape for inflow in inflows) if inflows else None
 
-    def gives(self, level: Level, node_id: str) -> Shape:
+    def gives(self, level: SubgraphPath, node_id: str) -> Shape:
         """What ``node_id`` gives (``None``: nothing describes it)."""
         self._work_out(level)
         return self._gives.get((level, node_id))
 
-    def body_output(self, level: Level, owner: MapNode | FoldNode) -> Shape:
+    def body_output(self, level: SubgraphPath, owner: MapNode | FoldNode) -> Shape:
         """What one run of a map's or a fold's body gives: its body node's output, or its
         subgraph's (the output of the node that runs last: one of its terminal nodes)."""
         body = owner.body
@@ -442,7 +440,7 @@ class DataFlow:
 
     # how ------------------------------------------------------------------------------------
 
-    def _work_out(self, level: Level) -> None:
+    def _work_out(self, level: SubgraphPath) -> None:
         """Every node's inflows and output at ``level``, once (its owner's level first)."""
         if level in self._done:
             return
@@ -465,7 +463,7 @@ class DataFlow:
         else:
             self._walk(level, current, self._entry_inflows(level, None))
 
-    def _entry_inflows(self, level: Level, previous: Shape) -> tuple[Inflow, ...] | None:
+    def _entry_inflows(self, level: SubgraphPath, previous: Shape) -> tuple[Inflow, ...] | None:
         """What a subgraph's entry nodes receive (``None`` at the top: the run's input)."""
         if not level:
             return None
@@ -480,7 +478,7 @@ class DataFlow:
             return (first, Inflow("previous", owner_id, previous))
         return ()
 
-    def _walk(self, level: Level, current: _Level, entry: tuple[Inflow, ...] | None) -> None:
+    def _walk(self, level: SubgraphPath, current: _Level, entry: tuple[Inflow, ...] | None) -> None:
         # The nodes whose output does not depend on what they receive come first: a map's or a
         # fold's node body may be any of them.
         for node in current.by_id.values():
@@ -503,7 +501,9 @@ class DataFlow:
         for node_id in current.bodies:
             self._receives[(level, node_id)] = self._body_inflows(level, current, node_id)
 
-    def _body_inflows(self, level: Level, current: _Level, node_id: str) -> tuple[Inflow, ...]:
+    def _body_inflows(
+        self, level: SubgraphPath, current: _Level, node_id: str
+    ) -> tuple[Inflow, ...]:
         """A body node receives its owner's item (map) or pass (fold): the owner is the last
         map or fold naming it."""
         owner = current.owners.get(node_id)
@@ -516,7 +516,7 @@ class DataFlow:
             )
         return ()
 
-    def _item(self, level: Level, owner: MapNode) -> Shape:
+    def _item(self, level: SubgraphPath, owner: MapNode) -> Shape:
         """One item of the list a map's ``over`` reads."""
         segments = _reference_segments(owner.over)
         if segments is None:
@@ -536,7 +536,7 @@ class DataFlow:
             items.append(inner)
         return combined([tuple(items)])
 
-    def _output(self, level: Level, node: Node) -> Shape:
+    def _output(self, level: SubgraphPath, node: Node) -> Shape:
         if isinstance(node, (AgentNode, ToolNode)):
             return (node.output_schema,) if node.output_schema is not None else None
         if isinstance(node, GateNode):
@@ -558,7 +558,7 @@ class DataFlow:
         return None
 
 
-def graph_at(graph: Graph, level: Level) -> Graph | None:
+def graph_at(graph: Graph, level: SubgraphPath) -> Graph | None:
     """The document level ``level`` of ``graph`` (the last node with each owner's id, as
     validation looks nodes up), or ``None`` when there is none."""
     current: Graph | None = graph

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from editor.graph.errors import JsonError, MalformedDocument
+from editor.graph.errors import ErrorData, JsonError, MalformedDocument
 from editor.graph.jsonio import read_json
 from editor.graph.model import Graph
 from editor.graph.parsing import parse_graph
@@ -29,7 +29,7 @@ def check_document(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_nodes: int = DEFAULT_MAX_NODES,
     max_edges: int = DEFAULT_MAX_EDGES,
-) -> tuple[Graph | None, list[dict[str, Any]]]:
+) -> tuple[Graph | None, list[ErrorData]]:
     """Read and check a document given as JSON text: the graph (``None`` when it is too large
     or cannot be read) and every error, in the order :func:`validate_document` gives them."""
     size = len(data.encode("utf-8", "surrogatepass")) if isinstance(data, str) else len(data)

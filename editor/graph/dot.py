@@ -37,6 +37,7 @@ from editor.graph.model import (
     Node,
     NodeBody,
     SubgraphBody,
+    SubgraphPath,
 )
 
 __all__ = [
@@ -80,8 +81,6 @@ RUN_STATES: dict[str, tuple[str, str, str, str]] = {
 #: An edge the run walked: thicker, bold, in the accent colour (width tells it apart too).
 WALKED_COLOUR = "#1d4ed8"
 
-Level = tuple[str, ...]
-
 
 @dataclass(frozen=True)
 class RunMarks:
@@ -89,9 +88,9 @@ class RunMarks:
     an optional note (``×3``, ``case approved``) by ``(level, id)``, and the edges walked as
     ``(level, source, target, label)``."""
 
-    states: dict[tuple[Level, str], str] = field(default_factory=dict)
-    notes: dict[tuple[Level, str], str] = field(default_factory=dict)
-    walked: frozenset[tuple[Level, str, str, str | None]] = frozenset()
+    states: dict[tuple[SubgraphPath, str], str] = field(default_factory=dict)
+    notes: dict[tuple[SubgraphPath, str], str] = field(default_factory=dict)
+    walked: frozenset[tuple[SubgraphPath, str, str, str | None]] = frozenset()
 
 
 @dataclass
@@ -140,14 +139,14 @@ class Drawing(NamedTuple):
 class Problems:
     """Which nodes and edges the errors of spec 02 are about, per document level."""
 
-    nodes: set[tuple[Level, str]] = field(default_factory=set)
-    edges: set[tuple[Level, str, str]] = field(default_factory=set)
+    nodes: set[tuple[SubgraphPath, str]] = field(default_factory=set)
+    edges: set[tuple[SubgraphPath, str, str]] = field(default_factory=set)
 
     @classmethod
     def from_errors(cls, errors: Iterable[dict[str, Any]]) -> Problems:
         problems = cls()
         for error in errors:
-            level: Level = tuple(error.get("subgraph", ()))
+            level: SubgraphPath = tuple(error.get("subgraph", ()))
             if level:
                 # The owner at the top carries the mark too, so a problem deep inside
                 # a subgraph is visible when the cluster is not drawn.
@@ -233,8 +232,8 @@ class _Writer:
     def __init__(
         self,
         problems: Problems,
-        node_url: Callable[[Level, str], str | None] | None,
-        highlight: dict[tuple[Level, str], str],
+        node_url: Callable[[SubgraphPath, str], str | None] | None,
+        highlight: dict[tuple[SubgraphPath, str], str],
         states: dict[str, str] | None = None,
         marks: RunMarks | None = None,
     ) -> None:
@@ -256,11 +255,11 @@ class _Writer:
         self.relabelled: set[str] = set()
         #: Compare: a sign before a node's name ("+ ", "~ ", "− "), nodes drawn as ghosts
         #: (removed: grey and dashed), and edges' signs and colours by (source, target, label).
-        self.signs: dict[tuple[Level, str], str] = {}
-        self.ghosts: set[tuple[Level, str]] = set()
+        self.signs: dict[tuple[SubgraphPath, str], str] = {}
+        self.ghosts: set[tuple[SubgraphPath, str]] = set()
         self.edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] = {}
         #: The editor: nodes with a field held back, by ``(level, id)``.
-        self.held: set[tuple[Level, str]] = set()
+        self.held: set[tuple[SubgraphPath, str]] = set()
 
     def new_id(self) -> str:
         self.counter += 1
@@ -293,7 +292,7 @@ class _Writer:
         whole = self.depth > 0 or "lhead" in attributes
         self.items.append(DrawnItem(f"edge-{edge_id}", line, edge_id, (tail, head), whole))
 
-    def level(self, dot: graphviz.Digraph, graph: Graph, level: Level) -> dict[str, str]:
+    def level(self, dot: graphviz.Digraph, graph: Graph, level: SubgraphPath) -> dict[str, str]:
         """Draw one document level into ``dot``; returns node id → DOT id."""
         bodies = {
             node.body.node
@@ -408,7 +407,7 @@ class _Writer:
         return ids
 
     def cluster(
-        self, dot: graphviz.Digraph, owner: Node, graph: Graph, level: Level, owner_id: str
+        self, dot: graphviz.Digraph, owner: Node, graph: Graph, level: SubgraphPath, owner_id: str
     ) -> None:
         name = f"cluster_{self.new_id()}"
         with dot.subgraph(name=name) as cluster:
@@ -448,8 +447,8 @@ def dot_source(
     graph: Graph,
     *,
     errors: Iterable[dict[str, Any]] = (),
-    node_url: Callable[[Level, str], str | None] | None = None,
-    highlight: dict[tuple[Level, str], str] | None = None,
+    node_url: Callable[[SubgraphPath, str], str | None] | None = None,
+    highlight: dict[tuple[SubgraphPath, str], str] | None = None,
     states: dict[str, str] | None = None,
     pins: Pins | None = None,
     marks: RunMarks | None = None,
@@ -479,15 +478,15 @@ def drawing(
     graph: Graph,
     *,
     errors: Iterable[dict[str, Any]] = (),
-    node_url: Callable[[Level, str], str | None] | None = None,
-    highlight: dict[tuple[Level, str], str] | None = None,
+    node_url: Callable[[SubgraphPath, str], str | None] | None = None,
+    highlight: dict[tuple[SubgraphPath, str], str] | None = None,
     states: dict[str, str] | None = None,
     pins: Pins | None = None,
     marks: RunMarks | None = None,
-    signs: dict[tuple[Level, str], str] | None = None,
-    ghosts: set[tuple[Level, str]] | None = None,
+    signs: dict[tuple[SubgraphPath, str], str] | None = None,
+    ghosts: set[tuple[SubgraphPath, str]] | None = None,
     edge_marks: dict[tuple[str, str, str | None], tuple[str, str]] | None = None,
-    held: Iterable[tuple[Level, str]] = (),
+    held: Iterable[tuple[SubgraphPath, str]] = (),
 ) -> Drawing:
     """:func:`dot_source`, with the label of each node by DOT id (kept with a layout) and the
     items the source is made of (:class:`Drawing`).

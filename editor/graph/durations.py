@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["U64_MAX", "format_duration", "parse_duration"]
+from editor.graph.model import U64_MAX
 
-U64_MAX = 18446744073709551615
+__all__ = ["format_duration", "parse_duration"]
 
 _UNITS: tuple[tuple[str, int], ...] = (("d", 86400), ("h", 3600), ("min", 60), ("s", 1))
 _SPELLINGS = {

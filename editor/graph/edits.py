@@ -18,13 +18,13 @@ import orjson
 from editor.graph.dataflow import DataFlow, array_paths, shape_paths
 from editor.graph.errors import GraphError, MalformedDocument
 from editor.graph.jsonio import pretty_json
+from editor.graph.model import SubgraphPath
 from editor.graph.parsing import parse_graph
 from editor.graph.wire import wire_value
 
 __all__ = [
     "NEW_NODE_DEFAULTS",
     "EditRefused",
-    "Level",
     "add_edge",
     "add_node",
     "choose_over",
@@ -39,8 +39,6 @@ __all__ = [
 ]
 
 Value = dict[str, Any]
-#: A document level: the map/fold owners whose subgraph bodies lead to it (``()``: the top).
-Level = tuple[str, ...]
 
 #: What **Add node** starts from, per kind: defaults that validate where they can (spec 06).
 NEW_NODE_DEFAULTS: dict[str, Value] = {
@@ -96,7 +94,7 @@ def _find(value: Value, node_id: str) -> Value:
     raise EditRefused("id", f"there is no node `{node_id}`")
 
 
-def level_value(value: Value, level: Level) -> Value:
+def level_value(value: Value, level: SubgraphPath) -> Value:
     """The document level ``level`` names: the top (``()``), or the subgraph body of each
     owner in turn (``("panel", "critiques")``); raises :class:`EditRefused` when there is none."""
     current = value
@@ -114,7 +112,7 @@ def level_value(value: Value, level: Level) -> Value:
     return current
 
 
-def _at_level(value: Value, level: Level, change: Callable[[Value], Value]) -> Value:
+def _at_level(value: Value, level: SubgraphPath, change: Callable[[Value], Value]) -> Value:
     """``value`` with the document level ``level`` replaced by ``change`` of it (a new value;
     only the path down to that level is copied)."""
     if not level:
@@ -143,7 +141,7 @@ def _index(value: Value, node_id: str) -> int:
     raise EditRefused("id", f"there is no node `{node_id}`")
 
 
-def add_node(value: Value, kind: str, node_id: str, *, level: Level = ()) -> Value:
+def add_node(value: Value, kind: str, node_id: str, *, level: SubgraphPath = ()) -> Value:
     """A new node of ``kind`` with id ``node_id``, from the defaults, at the end."""
     if kind not in NEW_NODE_DEFAULTS:
         raise EditRefused("kind", f"`{kind}` is not a node kind")
@@ -159,7 +157,7 @@ def add_node(value: Value, kind: str, node_id: str, *, level: Level = ()) -> Val
     return _at_level(value, level, change)
 
 
-def free_id(value: Value, kind: str, *, level: Level = ()) -> str:
+def free_id(value: Value, kind: str, *, level: SubgraphPath = ()) -> str:
     """An id for a new node of ``kind`` that no node of ``level`` uses: ``kind``, ``kind2``…"""
     used = set(_node_ids(level_value(value, level)))
     number = 1
@@ -168,7 +166,7 @@ def free_id(value: Value, kind: str, *, level: Level = ()) -> str:
     return candidate
 
 
-def delete_node(value: Value, node_id: str, *, level: Level = ()) -> Value:
+def delete_node(value: Value, node_id: str, *, level: SubgraphPath = ()) -> Value:
     """Without ``node_id``, and without the edges that touched it."""
 
     def change(current: Value) -> Value:
@@ -184,7 +182,7 @@ def delete_node(value: Value, node_id: str, *, level: Level = ()) -> Value:
     return _at_level(value, level, change)
 
 
-def rename_node(value: Value, old: str, new: str, *, level: Level = ()) -> Value:
+def rename_node(value: Value, old: str, new: str, *, level: SubgraphPath = ()) -> Value:
     """``old`` renamed to ``new`` everywhere in its level: the node, every edge and every body
     naming it."""
     if new == old:
@@ -221,7 +219,7 @@ def update_node(
     fields: dict[str, Any],
     *,
     new_id: str | None = None,
-    level: Level = (),
+    level: SubgraphPath = (),
 ) -> Value:
     """``node_id`` renamed to ``new_id`` (when given and different), then each of ``fields``
     set in its payload (``None`` removes one). Only that node's payload is copied."""
@@ -248,7 +246,7 @@ def update_node(
 
 
 def add_edge(
-    value: Value, source: str, target: str, label: str | None = None, *, level: Level = ()
+    value: Value, source: str, target: str, label: str | None = None, *, level: SubgraphPath = ()
 ) -> Value:
     """A new edge at the end of the list; the same edge twice is refused (the format allows it,
     and it adds nothing)."""
@@ -270,7 +268,7 @@ def add_edge(
     return _at_level(value, level, change)
 
 
-def delete_edge(value: Value, index: int, *, level: Level = ()) -> Value:
+def delete_edge(value: Value, index: int, *, level: SubgraphPath = ()) -> Value:
     """Without the edge at ``index`` (the edge list's order)."""
 
     def change(current: Value) -> Value:
@@ -284,7 +282,7 @@ def delete_edge(value: Value, index: int, *, level: Level = ()) -> Value:
 
 
 def relabel_edge(
-    value: Value, index: int, label: str, *, source: str, target: str, level: Level = ()
+    value: Value, index: int, label: str, *, source: str, target: str, level: SubgraphPath = ()
 ) -> Value:
     """The edge at ``index`` labelled ``label`` (a branch's case), when it still goes from
     ``source`` to ``target``."""
@@ -306,7 +304,7 @@ def relabel_edge(
     return _at_level(value, level, change)
 
 
-def choose_over(value: Value, node_id: str, *, level: Level = ()) -> Value:
+def choose_over(value: Value, node_id: str, *, level: SubgraphPath = ()) -> Value:
     """A new map's ``over`` read from what flows into it: the one list it describes, when it
     describes exactly one; else the map is left as it is (``items``), and the editor's hint says
     when nothing flowing in has ``items``."""

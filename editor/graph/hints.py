@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from editor.graph.dataflow import DataFlow, Inflow, Level, Shape, shape_at
+from editor.graph.dataflow import DataFlow, Inflow, Shape, shape_at
 from editor.graph.errors import ExpressionError
 from editor.graph.expressions import Segment, parse_expression, parse_reference
 from editor.graph.model import (
@@ -32,6 +32,7 @@ from editor.graph.model import (
     MapNode,
     Node,
     SubgraphBody,
+    SubgraphPath,
     ToolNode,
 )
 from editor.graph.validation.fold_shapes import condition_paths
@@ -54,7 +55,7 @@ class Hint:
     code: str
     message: str
     beside: str
-    level: Level = ()
+    level: SubgraphPath = ()
     node: str | None = None
     field: str = ""
     case: int | None = None
@@ -70,7 +71,7 @@ def _said(words: Words) -> str:
     return words if isinstance(words, str) else words()
 
 
-def _prefix(level: Level) -> str:
+def _prefix(level: SubgraphPath) -> str:
     return "".join(f"in the subgraph of `{owner}`: " for owner in level)
 
 
@@ -86,7 +87,7 @@ def document_hints(graph: Graph, flow: DataFlow | None = None) -> list[Hint]:
     return found
 
 
-def node_hints(flow: DataFlow, level: Level, node: Node) -> Iterator[Hint]:
+def node_hints(flow: DataFlow, level: SubgraphPath, node: Node) -> Iterator[Hint]:
     """The hints about one node: its id, then its references in the order of its form."""
     yield from _id_hints(level, node)
     if flow.node(level, node.id) is not node:
@@ -107,7 +108,7 @@ def node_hints(flow: DataFlow, level: Level, node: Node) -> Iterator[Hint]:
 # --- References ---------------------------------------------------------------------------------
 
 
-def _what_flows_in(flow: DataFlow, level: Level, inflows: tuple[Inflow, ...]) -> str:
+def _what_flows_in(flow: DataFlow, level: SubgraphPath, inflows: tuple[Inflow, ...]) -> str:
     """Where what a node receives is described, in words."""
     words = [_inflow_words(flow, level, inflow) for inflow in inflows]
     words = list(dict.fromkeys(words))
@@ -116,7 +117,7 @@ def _what_flows_in(flow: DataFlow, level: Level, inflows: tuple[Inflow, ...]) ->
     return "any of " + ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def _inflow_words(flow: DataFlow, level: Level, inflow: Inflow) -> str:
+def _inflow_words(flow: DataFlow, level: SubgraphPath, inflow: Inflow) -> str:
     source = inflow.source
     if inflow.origin == "input":
         return "the run's input schema"
@@ -139,7 +140,7 @@ def _inflow_words(flow: DataFlow, level: Level, inflow: Inflow) -> str:
 
 def _refusal(
     flow: DataFlow,
-    level: Level,
+    level: SubgraphPath,
     node: Node,
     field: str,
     words: str,
@@ -175,7 +176,7 @@ def _segments(text: str | None) -> tuple[Segment, ...] | None:
 
 
 def _reference(
-    flow: DataFlow, level: Level, node: Node, field: str, text: str | None
+    flow: DataFlow, level: SubgraphPath, node: Node, field: str, text: str | None
 ) -> Iterator[Hint]:
     segments = _segments(text)
     if segments is None:
@@ -214,7 +215,7 @@ def _type_words(schema: Any) -> str | None:
 _ARTICLES = {"array": "an array", "object": "an object", "integer": "an integer"}
 
 
-def _over(flow: DataFlow, level: Level, node: MapNode) -> Iterator[Hint]:
+def _over(flow: DataFlow, level: SubgraphPath, node: MapNode) -> Iterator[Hint]:
     refused = list(_reference(flow, level, node, "over", node.over))
     if refused:
         yield from refused
@@ -243,7 +244,7 @@ def _over(flow: DataFlow, level: Level, node: MapNode) -> Iterator[Hint]:
     )
 
 
-def _branch(flow: DataFlow, level: Level, node: BranchNode) -> Iterator[Hint]:
+def _branch(flow: DataFlow, level: SubgraphPath, node: BranchNode) -> Iterator[Hint]:
     yield from _reference(flow, level, node, "on", node.on)
     received = flow.received(level, node.id)
 
@@ -277,7 +278,7 @@ def _branch(flow: DataFlow, level: Level, node: BranchNode) -> Iterator[Hint]:
 
 def _condition(
     flow: DataFlow,
-    level: Level,
+    level: SubgraphPath,
     node: Node,
     field: str,
     words: str,
@@ -300,7 +301,7 @@ def _condition(
             yield hint
 
 
-def _fold(flow: DataFlow, level: Level, node: FoldNode) -> Iterator[Hint]:
+def _fold(flow: DataFlow, level: SubgraphPath, node: FoldNode) -> Iterator[Hint]:
     passes = flow.body_output(level, node)
     described_by = f"what a pass of `{node.id}` gives"
     yield from _condition(
@@ -328,7 +329,7 @@ def _character(char: str) -> str:
     return f"`{char}`"
 
 
-def _id_hints(level: Level, node: Node) -> Iterator[Hint]:
+def _id_hints(level: SubgraphPath, node: Node) -> Iterator[Hint]:
     if node.id == "":
         beside = "The id is empty: give the node an id, so that edges can name it"
         yield Hint(
@@ -359,7 +360,7 @@ def _id_hints(level: Level, node: Node) -> Iterator[Hint]:
     )
 
 
-def _duplicate_edges(graph: Graph, level: Level) -> Iterator[Hint]:
+def _duplicate_edges(graph: Graph, level: SubgraphPath) -> Iterator[Hint]:
     seen: set[tuple[str, str, str | None]] = set()
     for index, edge in enumerate(graph.edges):
         key = (edge.source, edge.target, edge.label)

@@ -26,7 +26,8 @@ from typing import Any
 
 import orjson
 
-from editor.graph.errors import JsonError
+from editor.graph.errors import JsonError, JsonPosition
+from editor.graph.model import U64_MAX
 
 __all__ = [
     "HASH_PREFIX",
@@ -34,7 +35,6 @@ __all__ = [
     "MAX_DEPTH",
     "NUL",
     "SHORT_HASH_DIGITS",
-    "U64_MAX",
     "ReferenceJsonDecoder",
     "canonical_json",
     "canonical_text",
@@ -51,7 +51,6 @@ __all__ = [
 ]
 
 I64_MIN = -(2**63)
-U64_MAX = 2**64 - 1
 #: The deepest nesting the reference's parser accepts (the outermost value is level 1).
 MAX_DEPTH = 127
 #: The character PostgreSQL refuses in text and ``jsonb`` (JSON spells it ``\u0000``).
@@ -257,7 +256,8 @@ def read_json(data: bytes | bytearray | memoryview | str) -> Any:
         )
     except json.JSONDecodeError as error:
         raise JsonError(
-            f"invalid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+            f"invalid JSON: {error.msg} at line {error.lineno} column {error.colno}",
+            at=JsonPosition(error.msg, error.lineno, error.colno),
         ) from None
     except RecursionError:
         raise JsonError(_too_deep()) from None

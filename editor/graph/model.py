@@ -31,6 +31,7 @@ __all__ = [
     "PAYLOAD_FIELDS",
     "SCHEMA_VERSION",
     "U32_MAX",
+    "U64_MAX",
     "UNIT_VARIANTS",
     "AgentNode",
     "BestBy",
@@ -50,6 +51,7 @@ __all__ = [
     "Node",
     "NodeBody",
     "SubgraphBody",
+    "SubgraphPath",
     "ToolNode",
     "graph_size",
 ]
@@ -58,6 +60,14 @@ SCHEMA_VERSION = 1
 #: The largest value of a ``u32`` field (spec 01): a map's concurrency, a fold's passes, an
 #: agent's budget. The one definition; the parser, the agent reader and the forms read it here.
 U32_MAX = 4294967295
+#: The largest value of a ``u64`` field (spec 01: a delay's seconds) and of the integers the
+#: strict JSON reader keeps exact. The one definition, beside ``U32_MAX``.
+U64_MAX = 18446744073709551615
+
+#: Where a level of a document is: the ids of the map or fold nodes whose subgraph bodies lead
+#: to it, outermost first (``()`` for the top level). Validation errors name it as their
+#: ``subgraph`` key, the editor as its ``in`` parameters, the canvas and a run's trace by it.
+SubgraphPath = tuple[str, ...]
 
 FieldType = Literal[
     "string", "u32", "u64", "json", "string_map", "cases", "body", "join", "on_bound"

@@ -22,6 +22,7 @@ from editor.graph.model import (
     ON_BOUND_WORDS,
     PAYLOAD_FIELDS,
     U32_MAX,
+    U64_MAX,
     BestBy,
     BranchCase,
     Edge,
@@ -36,7 +37,6 @@ from editor.graph.model import (
 
 __all__ = ["parse_document", "parse_graph"]
 
-U64_MAX = 18446744073709551615
 _GRAPH_KEYS = ("schema_version", "nodes", "edges")
 _NODE_KEYS = ("kind", "payload")
 _EDGE_KEYS = ("from", "to", "label")
@@ -79,7 +79,7 @@ def _type_name(value: Any) -> str:
 
 
 def _fail(message: str, path: str) -> MalformedDocument:
-    return MalformedDocument(message + _where(path))
+    return MalformedDocument(message + _where(path), location=path, reason=message)
 
 
 def _check_keys(obj: dict[str, Any], allowed: tuple[str, ...], path: str) -> None:
@@ -537,5 +537,5 @@ def parse_document(data: bytes | bytearray | memoryview | str) -> Graph:
     try:
         value = read_json(data)
     except JsonError as error:
-        raise MalformedDocument(str(error)) from None
+        raise MalformedDocument(str(error), at=error.at) from None
     return parse_graph(value)

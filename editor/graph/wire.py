@@ -9,7 +9,7 @@ object's keys; its SHA-256 is the graph hash, which is also a frozen version's i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NewType
 
 import orjson
 
@@ -22,7 +22,19 @@ from editor.graph.model import (
     NodeBody,
 )
 
-__all__ = ["canonical_graph", "document_of", "graph_hash", "wire_json", "wire_value"]
+__all__ = [
+    "GraphHash",
+    "canonical_graph",
+    "document_of",
+    "graph_hash",
+    "wire_json",
+    "wire_value",
+]
+
+#: A graph's id: ``sha256:`` and the 64 lowercase hex digits of its canonical form's SHA-256
+#: (:func:`graph_hash`). Frozen versions, runs and the ``/g/<hex>/`` pages name graphs by it;
+#: the pages' URL converter hands their views one (``editor.urls``).
+GraphHash = NewType("GraphHash", str)
 
 
 def _sorted_json(value: Any) -> Any:
@@ -115,6 +127,6 @@ def canonical_graph(graph: Graph) -> bytes:
     return canonical_json(document_of(graph))
 
 
-def graph_hash(graph: Graph) -> str:
+def graph_hash(graph: Graph) -> GraphHash:
     """``sha256:<hex>`` of the canonical form of the parsed-and-rewritten document."""
-    return hash_value(document_of(graph))
+    return GraphHash(hash_value(document_of(graph)))

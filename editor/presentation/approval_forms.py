@@ -56,6 +56,7 @@ __all__ = [
     "MAX_FIELDS",
     "ApprovalForm",
     "approval_form",
+    "decision_key",
     "field_errors",
     "field_name",
     "read_approval",
@@ -189,6 +190,23 @@ def _layout(schema: Any, decision: bool = True) -> list[tuple[str, Any, bool, st
             kind, decided = "decision", True
         layout.append((key, sub, key in required, kind))
     return layout
+
+
+def decision_key(schema: Any) -> str | None:
+    """The key of the schema's approve/reject boolean: the first required boolean in the
+    order fields are shown, as the card draws it (two buttons), also for a schema whose form
+    falls back to JSON for its size. ``None`` when the schema has none: then every answer
+    approves (``docs/inbox.md``, *Quorum*)."""
+    properties = _properties(schema)
+    if properties is None:
+        return None
+    required_list = schema.get("required") if isinstance(schema, dict) else None
+    required_list = required_list if isinstance(required_list, list) else []
+    required = set(required_list)
+    for key in ordered_keys(properties, required_list):
+        if key in required and _kind_of(properties[key]) == "checkbox":
+            return key
+    return None
 
 
 def _field(

@@ -8,18 +8,17 @@ shows it behind a *details* toggle); this is the line the editor shows first.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-from editor.presentation import typed
+from editor.graph import ErrorData
 
-__all__ = ["for_people", "json_position"]
+__all__ = ["for_people"]
 
 _EXPRESSION = re.compile(r"\Afound (?P<what>.+) at character (?P<at>\d+)\Z", re.S)
-_WHERE = re.compile(r" at (?P<path>(?:nodes|edges|schema_version)[\w\[\].]*)\Z")
 
 
-def _suggest(error: Mapping[str, Any]) -> str:
+def _suggest(error: ErrorData) -> str:
     suggestion = error.get("suggestion")
     return f" Did you mean `{suggestion}`?" if suggestion else ""
 
@@ -33,12 +32,12 @@ def _expression(text: Any) -> str:
     return f"at character {int(match['at']) + 1}, {what}"
 
 
-def _level(error: Mapping[str, Any]) -> str:
+def _level(error: ErrorData) -> str:
     owners = error.get("subgraph") or []
     return "".join(f"Inside the body of `{owner}`: " for owner in owners)
 
 
-def _agent_hash(error: Mapping[str, Any]) -> str:
+def _agent_hash(error: ErrorData) -> str:
     node, found = error.get("node"), str(error.get("hash", ""))
     if not found.strip():
         return (
@@ -51,25 +50,25 @@ def _agent_hash(error: Mapping[str, Any]) -> str:
     )
 
 
-def _malformed(error: Mapping[str, Any]) -> str:
-    message = str(error.get("message", ""))
-    found = typed.json_position(message)
-    if found:
+def _malformed(error: ErrorData) -> str:
+    """Where a draft stops being readable, from the place its error carries (``line`` and
+    ``column`` in the text, or ``location`` in the document: :class:`editor.graph.ErrorData`)."""
+    if "line" in error and "column" in error:
         return (
-            f"The JSON has a typo at line {found.line}, column {found.column} "
-            f"({found.what.lower()}). The canvas keeps the last draft that could be read; "
-            "fix the text to go on."
+            f"The JSON has a typo at line {error['line']}, column {error['column']} "
+            f"({error.get('reason', '').lower()}). The canvas keeps the last draft that could "
+            "be read; fix the text to go on."
         )
-    where = _WHERE.search(message)
-    place = f" (at `{where['path']}`)" if where else ""
-    text = message[: where.start()] if where else message
+    location = error.get("location")
+    place = f" (at `{location}`)" if location else ""
+    text = error.get("reason", error["message"]) if location else error["message"]
     return (
         f"The JSON is not a graph document{place}: {text}. Fix it in the JSON tab; the canvas "
         "keeps the last draft that could be read."
     )
 
 
-_TEMPLATES: dict[str, Callable[[Mapping[str, Any]], str]] = {
+_TEMPLATES: dict[str, Callable[[ErrorData], str]] = {
     "unsupported_schema_version": lambda e: (
         f'This draft says "schema_version": {e.get("found")}; Gatehouse reads versions 1 to '
         f"{e.get('supported')}. Set it to 1 in the JSON."
@@ -218,7 +217,7 @@ _TEMPLATES: dict[str, Callable[[Mapping[str, Any]], str]] = {
 }
 
 
-def for_people(error: Mapping[str, Any]) -> str:
+def for_people(error: ErrorData) -> str:
     """The line the editor shows for ``error`` (its exact message when no better one is known)."""
     template = _TEMPLATES.get(str(error.get("code")))
     if template is None:
@@ -227,9 +226,3 @@ def for_people(error: Mapping[str, Any]) -> str:
         return _level(error) + template(error)
     except (KeyError, TypeError):
         return str(error.get("message", ""))
-
-
-def json_position(message: str | None) -> tuple[int, int] | None:
-    """The line and column a JSON syntax error names, if it names one."""
-    found = typed.json_position(message)
-    return (found.line, found.column) if found else None

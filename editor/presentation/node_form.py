@@ -20,19 +20,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
+from editor.graph import ErrorData
 from editor.graph.durations import format_duration, parse_duration
 from editor.graph.jsonio import pretty_json
-from editor.graph.model import ON_BOUND_WORDS, PAYLOAD_FIELDS, U32_MAX, FieldSpec
+from editor.graph.model import ON_BOUND_WORDS, PAYLOAD_FIELDS, U32_MAX, FieldSpec, SubgraphPath
 from editor.presentation.fields import FieldView, FormRead
 from editor.presentation.typed import JsonProblem, read_typed_json, whole_number
+from editor.presentation.wiring import NodeWiring
 
 __all__ = [
     "CASE_PARTS",
     "ON_BOUND_CHOICES",
     "AgentChoice",
+    "CaseView",
     "FormField",
+    "NodeFormView",
     "field_key_of_error",
     "form_fields",
     "node_form",
@@ -310,7 +314,7 @@ _FIELD_OF_CODE = {
 }
 
 
-def field_key_of_error(error: Mapping[str, Any], node: Mapping[str, Any] | None) -> str:
+def field_key_of_error(error: ErrorData, node: Mapping[str, Any] | None) -> str:
     """The key of the field an error belongs beside (``""``: the node's form as a whole)."""
     code = error.get("code")
     if code in _FIELD_OF_CODE:
@@ -347,6 +351,44 @@ def _shown(payload: Mapping[str, Any], form_field: FormField) -> str:
     return "" if stored is None else str(stored)
 
 
+class CaseView(TypedDict):
+    """One case of a branch's form: its controls' keys (``case-<i>-<part>``), what they show
+    and their errors and hints, by part."""
+
+    index: int
+    number: int
+    name: str
+    kind: str
+    value: str
+    keys: dict[str, str]
+    errors: dict[str, list[str]]
+    hints: dict[str, list[str]]
+
+
+class NodeFormView(TypedDict):
+    """What the node form of one node shows (``templates/editor/_node_form.html``): its
+    fields, the branch's cases, the body and join controls, every error and hint by field key
+    (``oob_errors``: the pieces an answer replaces while the person types), and what the node
+    receives and gives (``wiring``)."""
+
+    id: str
+    token: str
+    kind: str
+    level: list[str]
+    fields: list[FieldView]
+    general_errors: list[str]
+    oob_errors: list[tuple[str, list[str], list[str]]]
+    cases: list[CaseView]
+    body_kind: str
+    body_node: str
+    body_subgraph: str
+    join_kind: str
+    join_value: str
+    other_ids: list[str]
+    payload_json: str
+    wiring: NodeWiring | None
+
+
 @dataclass(frozen=True, slots=True)
 class AgentChoice:
     """A stored agent definition the agent field offers: its hash and its name."""
@@ -359,7 +401,7 @@ def node_form(
     node: Mapping[str, Any],
     *,
     token: str,
-    level: tuple[str, ...] = (),
+    level: SubgraphPath = (),
     errors: Mapping[str, list[str]] | None = None,
     typed: Mapping[str, str] | None = None,
     other_ids: list[str] | None = None,
@@ -367,8 +409,8 @@ def node_form(
     tools: Callable[[], list[str]] | None = None,
     tool_labels: Callable[[], Mapping[str, tuple[str, str]]] | None = None,
     hints: Mapping[str, list[str]] | None = None,
-    wiring: Any = None,
-) -> dict[str, Any]:
+    wiring: NodeWiring | None = None,
+) -> NodeFormView:
     """What the node form of ``node`` (a wire node) shows: each field's control, value and
     errors as a :class:`FieldView` (``errors`` by key); ``typed`` holds text the person typed
     that was not saved, shown in place of the stored value. ``tool_labels`` gives, per tool
@@ -412,7 +454,7 @@ def node_form(
                 **entry,
             )
         )
-    cases = []
+    cases: list[CaseView] = []
     for index, case in enumerate(payload.get("cases", ())):
         when = case.get("when") or {}
         case_keys = {part: f"case-{index}-{part}" for part in CASE_PARTS}

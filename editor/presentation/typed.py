@@ -19,16 +19,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from editor.graph import JsonError, read_json
-from editor.graph.jsonio import I64_MIN, U64_MAX, nul_path
-from editor.graph.model import U32_MAX
+from editor.graph import JsonError, JsonPosition, read_json
+from editor.graph.jsonio import I64_MIN, nul_path
+from editor.graph.model import U32_MAX, U64_MAX
 
 __all__ = [
     "NUL_MESSAGE",
-    "JsonPosition",
     "JsonProblem",
     "decimal_number",
-    "json_position",
     "read_typed_json",
     "whole_number",
 ]
@@ -36,8 +34,6 @@ __all__ = [
 _ASCII_DIGITS = frozenset("0123456789")
 #: What a decimal field may hold: decimal ASCII, as a browser's number input sends it.
 _DECIMAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-#: Where the strict JSON reader says a syntax error is (its message is the only place today).
-_JSON_AT = re.compile(r"invalid JSON: (?P<what>.+) at line (?P<line>\d+) column (?P<column>\d+)")
 
 #: What a form says of a value that holds the NUL character.
 NUL_MESSAGE = "This cannot contain the NUL character (U+0000)."
@@ -80,23 +76,6 @@ def decimal_number(text: str, *, integer: bool) -> int | float | None:
 
 
 @dataclass(frozen=True, slots=True)
-class JsonPosition:
-    """Where a JSON syntax error is, and what the reader expected there."""
-
-    what: str
-    line: int
-    column: int
-
-
-def json_position(message: str | None) -> JsonPosition | None:
-    """The line and column (and what was expected) the strict reader's message names, if any."""
-    found = _JSON_AT.search(message or "")
-    if found is None:
-        return None
-    return JsonPosition(found["what"], int(found["line"]), int(found["column"]))
-
-
-@dataclass(frozen=True, slots=True)
 class JsonProblem:
     """Why typed text was refused: the strict reader's words (``error``), where it found the
     mistake when it says, or ``nul`` when the text is JSON but holds a NUL character."""
@@ -120,7 +99,7 @@ def read_typed_json(text: str, *, storable: bool = False) -> tuple[Any, JsonProb
     try:
         value = read_json(text)
     except JsonError as error:
-        return None, JsonProblem(str(error), json_position(str(error)))
+        return None, JsonProblem(str(error), error.at)
     if storable and nul_path(value) is not None:
         return None, JsonProblem("the value contains the NUL character", nul=True)
     return value, None

@@ -18,7 +18,6 @@ from editor.graph.dataflow import (
     DataFlow,
     DescribedPath,
     Inflow,
-    Level,
     Shape,
     array_paths,
     shape_at,
@@ -38,6 +37,7 @@ from editor.graph.model import (
     MapNode,
     Node,
     NodeBody,
+    SubgraphPath,
     ToolNode,
 )
 
@@ -135,7 +135,7 @@ class NodeWiring:
     def __init__(
         self,
         flow: DataFlow,
-        level: Level,
+        level: SubgraphPath,
         node_id: str,
         tested: Callable[[], Any] | None = None,
     ) -> None:

@@ -52,7 +52,7 @@ from editor.graph.reference_agents import (
 )
 from editor.models import AgentDefinition
 from editor.services import quotas
-from editor.services.access import can_author
+from editor.services.access import ActingUser, author_of, can_author
 from editor.services.agent_servers import match_servers
 from editor.services.errors import InvalidAgent, NotAllowed, UnknownAgent, UnsupportedMediaType
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, encode_cursor, page_of
@@ -168,7 +168,7 @@ def _identity(parsed: _Parsed) -> tuple[Definition, str]:
     return definition, agent_def_hash(definition)
 
 
-def create_agent(user: Any, data: bytes | str, content_type: str = "") -> StoredAgent:
+def create_agent(user: ActingUser, data: bytes | str, content_type: str = "") -> StoredAgent:
     """Store a definition (parsed strictly), or rename the stored one when its name differs.
 
     ``content_type`` picks the reader: JSON (Gatehouse's fields or the reference's) or the
@@ -213,7 +213,7 @@ def create_agent(user: Any, data: bytes | str, content_type: str = "") -> Stored
                 definition=definition.identity(),
                 format=form,
                 source=_text(data) if form == "toml" else "",
-                created_by=user if getattr(user, "pk", None) else None,
+                created_by=author_of(user),
             )
             size = quotas.agent_size(stored.definition, stored.source)
             quotas.charge_bytes(user, size, "this agent definition")

@@ -12,19 +12,26 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from editor.graph import ErrorData
+
 __all__ = [
     "AlreadyFinished",
+    "AlreadyVoted",
     "DraftInvalid",
     "ForkHazard",
+    "FourEyes",
     "InputTooLarge",
     "InvalidAgent",
     "InvalidCursor",
     "InvalidForkNode",
     "InvalidGraph",
     "InvalidPin",
+    "InvalidPolicy",
     "InvalidRequest",
     "InvalidResume",
+    "NoFreeSlug",
     "NotAllowed",
+    "NotAnApprover",
     "NotComparable",
     "NotOffered",
     "NotPinned",
@@ -70,6 +77,74 @@ class NotAllowed(ServiceError):
     message = "you are not allowed to do this"
 
 
+class NotAnApprover(NotAllowed):
+    """A gate's approval policy does not let this person decide it (``not_an_approver``):
+    its deciders do not name them, or they lack the approvers role the deciders need too
+    (``needs_role``). Names who may."""
+
+    def __init__(
+        self,
+        node: str,
+        groups: tuple[str, ...],
+        users: tuple[str, ...],
+        *,
+        needs_role: bool = False,
+    ) -> None:
+        named = [f"the group{'s' if len(groups) > 1 else ''} {', '.join(groups)}"] if groups else []
+        if users:
+            named.append(f"{'the users' if len(users) > 1 else 'the user'} {', '.join(users)}")
+        message = f"you may not decide the gate `{node}`: "
+        if needs_role:
+            message += "deciding a gate needs the approvers role, which you do not hold"
+        else:
+            message += "its approval policy leaves it to " + " and ".join(named)
+        super().__init__(message)
+        self.node = node
+        self.groups = groups
+        self.users = users
+        self.needs_role = needs_role
+
+    def details(self) -> dict[str, Any]:
+        return {"node": self.node, "groups": list(self.groups), "users": list(self.users)}
+
+
+class FourEyes(NotAllowed):
+    """Four eyes: the run's starter, or an author of the version it runs, may not decide its
+    gate (``four_eyes``). ``reason``: ``started`` or ``authored``."""
+
+    def __init__(self, node: str, reason: str) -> None:
+        who = "you started this run" if reason == "started" else "you wrote the version it runs"
+        super().__init__(f"four eyes: {who}, so another approver decides the gate `{node}`")
+        self.node = node
+        self.reason = reason
+
+    def details(self) -> dict[str, Any]:
+        return {"node": self.node, "reason": self.reason}
+
+
+class AlreadyVoted(ServiceError):
+    """A second answer from one person to a gate that needs several approvals
+    (``already_voted``); nothing was recorded."""
+
+    def __init__(self, node: str, at: str | None, approvals: int, quorum: int) -> None:
+        super().__init__(
+            f"you already approved the gate `{node}` at {at}: it needs {quorum} different "
+            f"people and has {approvals}"
+        )
+        self.node = node
+        self.at = at
+        self.approvals = approvals
+        self.quorum = quorum
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "voted_at": self.at,
+            "approvals": self.approvals,
+            "quorum": self.quorum,
+        }
+
+
 class InvalidRequest(ServiceError):
     """A value the caller sent is not acceptable (a slug, a title, a revision)."""
 
@@ -79,6 +154,25 @@ class InvalidRequest(ServiceError):
 
     def details(self) -> dict[str, Any] | None:
         return {"field": self.field} if self.field else None
+
+
+class InvalidPolicy(InvalidRequest):
+    """An approval policy that cannot be saved: every problem, each naming its gate and
+    field (``invalid_policy``); nothing was saved."""
+
+    def __init__(self, problems: list[dict[str, str]]) -> None:
+        first = problems[0] if problems else {"gate": "", "message": "is not a policy"}
+        where = f"`{first['gate']}`" + (f", `{first['field']}`" if first.get("field") else "")
+        super().__init__(f"gate {where}: {first['message']}", first.get("field"))
+        self.problems = problems
+        self.gate = first["gate"]
+
+    def details(self) -> dict[str, Any]:
+        details: dict[str, Any] = {"gate": self.gate}
+        if self.field:
+            details["field"] = self.field
+        details["errors"] = self.problems
+        return details
 
 
 class InputTooLarge(InvalidRequest):
@@ -131,7 +225,7 @@ class UnknownAgent(ServiceError):
 class InvalidGraph(ServiceError):
     """A graph document that does not parse (``malformed``) or does not validate."""
 
-    def __init__(self, errors: list[dict[str, Any]], *, malformed: bool) -> None:
+    def __init__(self, errors: list[ErrorData], *, malformed: bool) -> None:
         if malformed:
             message = "the graph document is not well formed"
         else:
@@ -153,6 +247,13 @@ class InvalidAgent(ServiceError):
 
     def details(self) -> dict[str, Any]:
         return {"errors": self.errors}
+
+
+class NoFreeSlug(InvalidRequest):
+    """Every slug a new document's title gives (``slug``, ``slug-2`` … ``slug-99``) is taken."""
+
+    def __init__(self) -> None:
+        super().__init__("too many documents have this title; choose another", "title")
 
 
 class SlugTaken(ServiceError):
@@ -198,7 +299,7 @@ class NotRunnable(ServiceError):
     (spec 02, run-time resolution). ``errors`` are all of them, in document order; the
     edge answers with the first one's ``code``."""
 
-    def __init__(self, errors: list[dict[str, Any]]) -> None:
+    def __init__(self, errors: list[ErrorData]) -> None:
         first = errors[0]["message"] if errors else "the graph cannot run here"
         super().__init__(f"the graph cannot run here: {first}")
         self.errors = errors
@@ -416,7 +517,7 @@ class DraftInvalid(ServiceError):
     """A test run of a draft that does not validate (``draft_invalid``): every error, as
     validation reports them (held fields too)."""
 
-    def __init__(self, errors: list[dict[str, Any]], revision: int) -> None:
+    def __init__(self, errors: list[ErrorData], revision: int) -> None:
         first = errors[0].get("message") if errors else "it does not parse"
         super().__init__(
             f"the draft (revision {revision}) has {len(errors)} error(s) and cannot be tested: "

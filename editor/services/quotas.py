@@ -31,6 +31,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.db.models import Count, F, Sum, Value
 from django.db.models.functions import Greatest, Length
@@ -46,12 +47,14 @@ from editor.models import (
     RateCounter,
     UserUsage,
 )
+from editor.services.access import ActingUser
 from editor.services.errors import QuotaExceeded, RateLimited
 
 #: The model of a user's usage row, for the admin's page of them (``editor.admin``).
 UsageRow = UserUsage
 
 __all__ = [
+    "ADDRESS_LIMITS",
     "QUOTAS",
     "Usage",
     "UsageRow",
@@ -83,7 +86,7 @@ class Quota:
     window: int | None = None
 
 
-#: Every limit by its name (the keys of ``UserUsage.limits``).
+#: Every limit of one user, by its name (the keys of ``UserUsage.limits``).
 QUOTAS: dict[str, Quota] = {
     "stored_bytes": Quota("GATEHOUSE_QUOTA_STORED_BYTES", "bytes stored"),
     "documents": Quota("GATEHOUSE_QUOTA_DOCUMENTS", "documents"),
@@ -91,6 +94,10 @@ QUOTAS: dict[str, Quota] = {
     "tokens": Quota("GATEHOUSE_QUOTA_TOKENS", "active API tokens"),
     "runs_per_hour": Quota("GATEHOUSE_RATE_RUNS_PER_HOUR", "runs started", 3600),
     "writes_per_minute": Quota("GATEHOUSE_RATE_WRITES_PER_MINUTE", "write requests", 60),
+}
+#: The limits of an address: the installation's alone, never one user's (an address is no
+#: user's: every user and anonymous client behind it shares its count).
+ADDRESS_LIMITS: dict[str, Quota] = {
     "address_writes_per_minute": Quota(
         "GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE", "write requests from your address", 60
     ),
@@ -102,7 +109,7 @@ _KEPT = (
 )
 
 
-def _user_id(user: Any) -> int | None:
+def _user_id(user: ActingUser | None) -> int | None:
     pk = getattr(user, "pk", None)
     return pk if isinstance(pk, int) else None
 
@@ -138,7 +145,7 @@ def _refuse_kept(name: str, used: int, limit: int, wanted: str) -> QuotaExceeded
 # --- stored bytes -----------------------------------------------------------------------------
 
 
-def charge_bytes(user: Any, size: int, what: str = "this save") -> None:
+def charge_bytes(user: ActingUser | None, size: int, what: str = "this save") -> None:
     """Add ``size`` bytes to the user's stored total, or refuse when it would pass the quota.
 
     Call it inside the transaction of the write: a refusal rolls the write back with it."""
@@ -173,7 +180,7 @@ def bytes_by_saver(revisions: Any) -> Counter[int | None]:
     return Counter({row["created_by"]: row["total"] or 0 for row in totals})
 
 
-def settle_bytes(user: Any, size: int, released: Mapping[int | None, int]) -> None:
+def settle_bytes(user: ActingUser | None, size: int, released: Mapping[int | None, int]) -> None:
     """The end of a draft save: ``size`` bytes more for its saver, ``released`` less for the
     savers of what it removed (a coalesced revision, pruned history); the saver's net is
     checked against their quota. Usage rows are taken in user-id order."""
@@ -228,7 +235,9 @@ def agent_size(definition: Any, source: str) -> int:
 # --- counts -----------------------------------------------------------------------------------
 
 
-def _check_count(user: Any, name: str, count: Any, wanted: str, *, added: bool = False) -> None:
+def _check_count(
+    user: ActingUser | None, name: str, count: Any, wanted: str, *, added: bool = False
+) -> None:
     """Refuse when the user already has their limit of ``name`` (with ``added``: the new one is
     written already, and the count may reach the limit, not pass it). The usage row stays
     locked until the caller's transaction ends, so concurrent requests of one user take turns."""
@@ -254,18 +263,18 @@ def _tokens(user_id: int) -> int:
     return ApiToken.objects.filter(user=user_id, revoked_at__isnull=True).count()
 
 
-def check_documents(user: Any) -> None:
+def check_documents(user: ActingUser | None) -> None:
     """Inside the transaction that creates a document: refuse the user's one too many."""
     _check_count(user, "documents", _documents, "a new document")
 
 
-def check_aliases(user: Any) -> None:
+def check_aliases(user: ActingUser | None) -> None:
     """At the end of a rename's transaction, its alias written: refuse one old slug too many
     (the usage row is taken last, after the document's)."""
     _check_count(user, "aliases", _aliases, "the rename (it keeps the old slug)", added=True)
 
 
-def check_tokens(user: Any) -> None:
+def check_tokens(user: ActingUser | None) -> None:
     """Inside the transaction that creates a token: refuse the user's one too many."""
     _check_count(user, "tokens", _tokens, "a new token")
 
@@ -299,7 +308,7 @@ def _hit(key: str, window: int, now: datetime) -> tuple[int, datetime]:
 
 
 def _rate(name: str, key: str, limit: int, now: datetime, wanted: str) -> None:
-    quota = QUOTAS[name]
+    quota = QUOTAS[name] if name in QUOTAS else ADDRESS_LIMITS[name]
     assert quota.window is not None
     count, resets_at = _hit(key, quota.window, now)
     if count > limit:
@@ -317,7 +326,7 @@ def _rate(name: str, key: str, limit: int, now: datetime, wanted: str) -> None:
         )
 
 
-def count_run_start(user: Any) -> None:
+def count_run_start(user: ActingUser | None) -> None:
     """Inside the transaction that creates a run: count it, or refuse one too many this hour
     (refused, the transaction rolls back and the count with it)."""
     user_id = _user_id(user)
@@ -328,9 +337,10 @@ def count_run_start(user: Any) -> None:
     _rate("runs_per_hour", f"runs:user:{user_id}", limit, timezone.now(), "starting this run")
 
 
-def count_write(user: Any, address: str | None) -> None:
+def count_write(user: ActingUser | None, address: str | None) -> None:
     """Count one write request of ``user`` (or an anonymous one) from ``address``; refuse it
-    past either rate. Counted in autocommit: a refused request counts too."""
+    past either rate. Counted in autocommit: a refused request counts too. The address's rate
+    is the installation's whoever sends (no user's own limits change it)."""
     now = timezone.now()
     if address:
         limit = settings.GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE
@@ -426,6 +436,6 @@ def usage_listing(page: int, per_page: int = 100) -> tuple[list[Usage], bool]:
     return usage_rows(users[:per_page]), len(users) > per_page
 
 
-def usage_of(user: Any) -> Usage:
+def usage_of(user: User) -> Usage:
     """One user's usage (the account page, tests)."""
     return usage_rows(get_user_model().objects.filter(pk=user.pk))[0]

@@ -5,15 +5,17 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import timedelta
-from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from editor.models import ApiToken
 from editor.services import quotas
+from editor.services.access import ActingUser, author_of
+from editor.services.errors import NotAllowed
 
 __all__ = [
     "NAME_LENGTH",
@@ -40,18 +42,22 @@ def _digest(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def create_token(user: Any, name: str) -> tuple[ApiToken, str]:
-    """A new token for ``user``: the stored record, and the token itself (shown once)."""
+def create_token(user: ActingUser, name: str) -> tuple[ApiToken, str]:
+    """A new token for ``user`` (signed in: :class:`NotAllowed` otherwise): the stored record,
+    and the token itself (shown once)."""
+    owner = author_of(user)
+    if owner is None:
+        raise NotAllowed()
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
-        quotas.check_tokens(user)
+        quotas.check_tokens(owner)
         token = ApiToken.objects.create(
-            user=user, name=name.strip() or "API token", prefix=raw[:10], digest=_digest(raw)
+            user=owner, name=name.strip() or "API token", prefix=raw[:10], digest=_digest(raw)
         )
     return token, raw
 
 
-def user_for_token(raw: str) -> Any | None:
+def user_for_token(raw: str) -> User | None:
     """The active user a presented token belongs to, or ``None``; records the use."""
     if not raw or len(raw) > 200:
         return None
@@ -68,19 +74,23 @@ def user_for_token(raw: str) -> Any | None:
     return token.user
 
 
-def tokens_of(user: Any) -> QuerySet[ApiToken]:
-    """The user's tokens, newest first, revoked ones included."""
-    return ApiToken.objects.filter(user=user)
+def tokens_of(user: ActingUser) -> QuerySet[ApiToken]:
+    """The user's tokens, newest first, revoked ones included (none for a user not signed in)."""
+    owner = author_of(user)
+    return ApiToken.objects.filter(user=owner) if owner else ApiToken.objects.none()
 
 
-def revoke_token(user: Any, token_id: int) -> bool:
+def revoke_token(user: ActingUser, token_id: int) -> bool:
     """Revoke one of ``user``'s tokens; ``False`` when there is no such active token."""
-    changed = ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
+    owner = author_of(user)
+    if owner is None:
+        return False
+    changed = ApiToken.objects.filter(pk=token_id, user=owner, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )
     return changed == 1
 
 
-def find_user(username: str) -> Any | None:
+def find_user(username: str) -> User | None:
     """The user with ``username``, or ``None``."""
     return get_user_model().objects.filter(username=username).first()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
@@ -14,15 +13,12 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor.forms import ImportForm, NewGraphForm
-from editor.graph import MalformedDocument, graph_hash, hex_digits, parse_document
+from editor.graph import hex_digits
 from editor.services import agents, documents
 from editor.services.access import can_author
-from editor.services.errors import InvalidRequest, SlugTaken
+from editor.services.errors import InvalidRequest
 from editor.services.paging import DEFAULT_LIMIT, MAX_LIMIT
 from editor.views.htmx import HtmxHttpRequest
-
-#: Tried after the derived slug when it is taken: ``slug-2`` … ``slug-99``.
-_SLUG_ATTEMPTS = 99
 
 
 def is_fragment_request(request: HtmxHttpRequest) -> bool:
@@ -72,16 +68,6 @@ def _require_author(request: HttpRequest) -> None:
         raise PermissionDenied("Creating documents needs the authors role.")
 
 
-def _create(request: HttpRequest, title: str, text: str) -> documents.DocumentInfo:
-    """A new document; when the slug of its title is taken, the first free ``slug-n``."""
-    base = documents.derive_slug(title)
-    for attempt in range(1, _SLUG_ATTEMPTS + 1):
-        slug = base if attempt == 1 else f"{base[:60]}-{attempt}"
-        with contextlib.suppress(SlugTaken):
-            return documents.create_document(request.user, title=title, slug=slug, text=text)
-    raise InvalidRequest("too many documents have this title; choose another", "title")
-
-
 @require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
 def new_graph(request: HtmxHttpRequest) -> HttpResponse:
@@ -89,8 +75,9 @@ def new_graph(request: HtmxHttpRequest) -> HttpResponse:
     agent_list = agents.list_agents(limit=MAX_LIMIT).items
     form = NewGraphForm(request.POST or None, agents=agent_list)
     if request.method == "POST" and form.is_valid():
+        title, text = form.cleaned_data["title"], form.draft_text()
         try:
-            document = _create(request, form.cleaned_data["title"], form.draft_text())
+            document = documents.new_document(request.user, title=title, text=text)
         except InvalidRequest as error:
             form.add_error("title", str(error))
         else:
@@ -105,27 +92,21 @@ def import_graph(request: HtmxHttpRequest) -> HttpResponse:
     _require_author(request)
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        text = form.cleaned_data["document_text"]
+        title, text = form.cleaned_data["document_title"], form.cleaned_data["document_text"]
         try:
-            document = _create(request, form.cleaned_data["document_title"], text)
+            imported = documents.import_document(request.user, title=title, text=text)
         except InvalidRequest as error:
             form.add_error(None, str(error))
         else:
-            parse_error, digest = None, None
-            try:
-                digest = graph_hash(parse_document(text))
-            except MalformedDocument as error:
-                parse_error = str(error)
-            existing = documents.versions_of_graph(digest) if digest else []
             return render(
                 request,
                 "graphs/imported.html",
                 {
-                    "document": document,
-                    "editor_url": editor_url(document.slug),
-                    "parse_error": parse_error,
-                    "existing": existing,
-                    "digest_hex": hex_digits(digest) if digest else None,
+                    "document": imported.document,
+                    "editor_url": editor_url(imported.document.slug),
+                    "parse_error": imported.parse_error,
+                    "existing": imported.existing,
+                    "digest_hex": hex_digits(imported.graph) if imported.graph else None,
                 },
             )
     template = "graphs/import.html#form" if request.htmx else "graphs/import.html"

@@ -88,7 +88,9 @@ def resolve(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
     card = inbox_cards.resolve_card(request.user, str(run_id), request.POST.dict())
     if request.htmx:
         return render(request, "inbox/page.html#card", {"card": card})
-    return render(request, "inbox/resolve.html", {"card": card})
+    # The approval policy's refusal (four eyes, …) is the card saying why, as a 403 page.
+    status = 403 if card.refusal else 200
+    return render(request, "inbox/resolve.html", {"card": card}, status=status)
 
 
 @require_safe

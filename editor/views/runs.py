@@ -24,6 +24,7 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.forms import StartRunForm
+from editor.graph import GraphHash, hex_digits
 from editor.services import runs
 from editor.services.access import can_operate
 from editor.services.errors import (
@@ -158,12 +159,11 @@ def resume_signal(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
 @require_POST
 @vary_on_headers("HX-Request")
-def start_run(request: HtmxHttpRequest, hex_digest: str) -> HttpResponse:
+def start_run(request: HtmxHttpRequest, digest: GraphHash) -> HttpResponse:
     if not can_operate(request.user):
         raise PermissionDenied("Starting runs needs the operators role.")
-    digest = f"sha256:{hex_digest}"
     form = StartRunForm(request.POST)
-    context: dict[str, Any] = {"hex": hex_digest, "start_form": form, "can_operate": True}
+    context: dict[str, Any] = {"hex": hex_digits(digest), "start_form": form, "can_operate": True}
     if form.is_valid():
         try:
             started = runs.start_run(

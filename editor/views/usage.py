@@ -8,16 +8,19 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from editor.services import quotas
+from editor.services.numbers import strict_int
 
 __all__ = ["usage_page"]
+
+#: The last page asked for that is read: past any installation's users, and its offset within
+#: a database integer.
+MAX_PAGE = 10**9
 
 
 @require_safe
 def _usage_page(request: HttpRequest) -> HttpResponse:
-    try:
-        page = max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        page = 1
+    # A page that is not a whole number from 1 is a plain 400 naming it (views.errors).
+    page = strict_int(request.GET.get("page", "1").strip(), "page", minimum=1, maximum=MAX_PAGE)
     rows, more = quotas.usage_listing(page)
     context = {
         **admin.site.each_context(request),

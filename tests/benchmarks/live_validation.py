@@ -11,8 +11,8 @@ the p50/p95 server-side time of:
   with the keys of the canvas and lists the page shows, as ``static/js/editor.js`` posts
   them; the answer must hold the new canvas (drawn by Graphviz) and the new error list;
 * the pipeline alone: :func:`editor.services.documents.editing.open_draft`, then
-  :func:`editor.services.documents.editing.apply_edit` and its canvas (read + save + validate
-  + draw).
+  :func:`~editor.services.documents.editing.apply_edit` and
+  :func:`~editor.services.documents.editing.draw_canvas` (read + save + validate + draw).
 
 Every edit changes the DOT source, so every canvas is a cache miss, as when someone types.
 Then, for the 100-node draft, the canvas render (:func:`editor.rendering.render_svg`, a cache
@@ -157,8 +157,9 @@ def run(directory: Path) -> None:
                 draft = editing.open_draft(user, slug, f"/graphs/{slug}/")
                 result = editing.apply_edit(user, draft, at, change)
                 assert isinstance(result, CheckedDraft), result
-                assert result.canvas is not None  # laid out here, as the answer would
-                return result
+                canvas = editing.draw_canvas(result)  # laid out here, as the answer would
+                assert canvas is not None
+                return canvas
 
             elapsed, result = timed(pipeline_run)
             if edit >= WARM_UP:
@@ -171,7 +172,7 @@ def run(directory: Path) -> None:
             else f"{'(no editor page)':>22}"
         )
         direct = "{:6.1f}ms /{:6.1f}ms".format(*(s * 1000 for s in percentiles(pipeline)))
-        drawn = "" if result.canvas.svg is not None else "  (over the drawing cap: not drawn)"
+        drawn = "" if result.svg is not None else "  (over the drawing cap: not drawn)"
         print(f"{nodes:>6} {edges:>6} {edits:>6} {trip:>22} {direct:>20}{drawn}")
 
     # The canvas of the 100-node draft: render_svg on a cache miss against dot alone.

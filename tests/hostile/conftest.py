@@ -133,7 +133,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, watch: Watch) -> Iterator[C
         with serving_counter() as outside, running(env, server_env, folder) as (server, workers):
             watch.watch("worker", workers.pid)
             watch.watch("server", server.serving_pid)
-            yield Corpus(
+            corpus = Corpus(
                 server=server,
                 workers=workers,
                 database=database,
@@ -144,5 +144,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, watch: Watch) -> Iterator[C
                 folder=folder,
                 dot_calls=dot_calls,
             )
+            with corpus.stops:
+                yield corpus
     finally:
         database.drop()

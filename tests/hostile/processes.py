@@ -293,15 +293,13 @@ class Server:
             return False
 
 
-def start_server(env: dict[str, str], folder: Path) -> Server:
+def start_server(env: dict[str, str], folder: Path, log: str = "server.log") -> Server:
     port = free_port()
     env = {
         **env,
         "GUNICORN_CMD_ARGS": f"--bind {HOST}:{port} --workers 1 --timeout 60 --no-control-socket",
     }
-    server = Server(
-        start_process(image_command(), env, folder / "server.log"), f"http://{HOST}:{port}"
-    )
+    server = Server(start_process(image_command(), env, folder / log), f"http://{HOST}:{port}")
     wait_until(server.healthy, "the server answered /healthz", START_BOUND)
     return server
 

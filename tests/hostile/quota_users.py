@@ -16,21 +16,33 @@ def user_with_limits(
 ) -> None:
     """Creates ``name`` (author and operator) with ``limits``; its API client is ``name`` and,
     with ``browser``, its signed-in session ``name_browser``."""
-    password = corpus.users.password
+    users_with_limits(corpus, {name: limits}, browser=browser)
+
+
+def users_with_limits(
+    corpus: Any, limits: dict[str, dict[str, int]], *, browser: bool = False
+) -> None:
+    """:func:`user_with_limits` for each user of ``limits``, in one ``manage.py shell``. Users
+    without a browser session get no password (hashing one takes a good part of a second)."""
+    password = corpus.users.password if browser else None
     code = (
         "from django.contrib.auth import get_user_model\n"
         "from django.contrib.auth.models import Group\n"
         "from editor.models import UserUsage\n"
         "from editor.services.tokens import create_token\n"
-        f"user = get_user_model().objects.create_user({name!r}, password={password!r})\n"
-        "user.groups.set(Group.objects.filter(name__in=['authors', 'operators']))\n"
-        f"UserUsage.objects.update_or_create(user=user, defaults={{'limits': {limits!r}}})\n"
-        "print('TOKEN', create_token(user, 'corpus')[1])\n"
+        f"for name, limits in {limits!r}.items():\n"
+        f"    user = get_user_model().objects.create_user(name, password={password!r})\n"
+        "    user.groups.set(Group.objects.filter(name__in=['authors', 'operators']))\n"
+        "    UserUsage.objects.update_or_create(user=user, defaults={'limits': limits})\n"
+        "    print('TOKEN', name, create_token(user, 'corpus')[1])\n"
     )
-    token = corpus.shell(code).split("TOKEN ")[-1].split()[0]
-    corpus.clients[name] = _api(token)
-    if browser:
-        corpus.clients[f"{name}_browser"] = sign_in(corpus.server.url, name, corpus.users.password)
+    for line in corpus.shell(code).splitlines():
+        if line.startswith("TOKEN "):
+            _, name, token = line.split()
+            corpus.clients[name] = _api(token)
+            if browser:
+                assert password is not None
+                corpus.clients[f"{name}_browser"] = sign_in(corpus.server.url, name, password)
 
 
 def usage(corpus: Any, name: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ expects: a ``500``, and the outside world's secret in a body.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import tempfile
 import time
@@ -80,6 +81,10 @@ class Corpus:
     deadline: float = 0.0
     #: The attack in progress ended the worker, as it expected (``worker_exit``).
     worker_exited: bool = False
+    #: What attacks start for the rest of the session (``own_server.limited_server``), and
+    #: what stops it when the corpus stops.
+    shared: dict[str, Any] = field(default_factory=dict)
+    stops: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
         url, password = self.server.url, self.users.password

@@ -35,6 +35,11 @@ from tests.hostile.steps import Corpus, run_step
 
 CASES = load_cases()
 
+#: When ``make test`` runs the suite in several processes (pytest-xdist, ``--dist loadgroup``),
+#: every attack goes to the same one: they share one installation (a server and a worker) and
+#: measure its memory, which a second corpus beside them would disturb.
+pytestmark = pytest.mark.xdist_group("hostile")
+
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_the_attack_is_contained(corpus: Corpus, watch: Watch, case: Case) -> None:

@@ -641,6 +641,34 @@ def test_the_json_tab_saves_text_that_does_not_parse_and_says_where(
     assert "1 error — freeze is blocked" in page
 
 
+def test_a_typo_in_the_json_is_named_by_its_line_and_column_with_a_way_to_go_there(
+    author_client: Client, graph: str
+) -> None:
+    response = author_client.post(
+        "/graphs/flow/edit/json/",
+        {"revision": "1", "text": '{\n  "schema_version": 1\n  "nodes": []\n}'},
+        **HX,
+    )
+
+    page = response.content.decode()
+    assert "The JSON has a typo at line 3, column 3 (expecting &#x27;,&#x27; delimiter)" in page
+    assert 'data-json-jump data-line="3" data-column="3"' in page
+
+
+def test_json_that_is_not_a_graph_document_names_the_place_of_the_value(
+    author_client: Client, graph: str
+) -> None:
+    text = '{"schema_version": 1, "nodes": [{"kind": "delay", "payload": {"id": "w"}}]}'
+
+    response = author_client.post("/graphs/flow/edit/json/", {"revision": "1", "text": text}, **HX)
+
+    page = response.content.decode()
+    assert (
+        "The JSON is not a graph document (at `nodes[0].payload`): missing field `seconds`." in page
+    )
+    assert "data-json-jump" not in page
+
+
 def test_while_the_draft_does_not_parse_the_forms_point_to_json(
     author_client: Client, graph: str
 ) -> None:

@@ -15,8 +15,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from editor.models import Run
-from editor.services import documents, test_nodes
-from editor.services.runs import test_runs
+from editor.services import documents
+from editor.services.runs import test_nodes, test_runs
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import drive
 from tests.integration.runs.fork_tools import WRITING

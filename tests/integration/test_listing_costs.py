@@ -228,10 +228,15 @@ def test_our_own_listings_do_not_grow_with_the_size_of_the_graphs_they_name(
     assert not grown, f"bytes more for the larger graph: {grown}"
 
 
-def test_the_decision_logs_index_names_every_kind_of_resolution_the_engine_records() -> None:
+def test_the_decision_logs_index_names_every_kind_of_resolution_and_vote_the_engine_records() -> (
+    None
+):
     from editor.engine.status import RESOLUTION_KINDS as ENGINE_KINDS
+    from editor.engine.status import VOTE_KINDS
+    from editor.models import DECISION_KINDS
     from editor.models import RESOLUTION_KINDS as stored_kinds
 
     assert stored_kinds == tuple(sorted(ENGINE_KINDS))
-    (index,) = [i for i in RunEvent._meta.indexes if i.name == "event_resolutions"]
-    assert index.condition.children == [("kind__in", stored_kinds)]
+    assert tuple(sorted((*ENGINE_KINDS, *VOTE_KINDS))) == DECISION_KINDS
+    (index,) = [i for i in RunEvent._meta.indexes if i.name == "event_decisions"]
+    assert index.condition.children == [("kind__in", DECISION_KINDS)]

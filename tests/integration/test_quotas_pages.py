@@ -116,6 +116,33 @@ def test_operators_see_every_users_usage_and_limits(
     assert "0 / 1000" in row  # runs this hour
 
 
+def test_the_usage_page_lists_a_later_page_when_asked(client: Client, author: User) -> None:
+    staff = make_user("sam")
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+
+    response = client.get("/admin/usage/", {"page": "2"})
+
+    assert response.status_code == 200
+    assert '<th scope="row">ada</th>' not in response.content.decode()
+
+
+@pytest.mark.parametrize("page", ["abc", "0", "-1", "1.5", "٣", "9" * 30, "1" * 5000])
+def test_the_usage_page_refuses_a_page_that_is_not_a_whole_number_naming_it(
+    client: Client, page: str
+) -> None:
+    staff = make_user("sam")
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+
+    response = client.get("/admin/usage/", {"page": page})
+
+    assert response.status_code == 400
+    assert "`page` must be a whole number from 1 to" in response.content.decode()
+
+
 def test_the_usage_page_is_for_staff_only(author_client: Client) -> None:
     response = author_client.get("/admin/usage/")
     assert response.status_code == 302
@@ -137,3 +164,27 @@ def test_an_operator_sets_a_users_own_limits_in_the_admin(
     saved = client.post(url, {"limits": '{"documents": 3}'})
     assert saved.status_code == 302
     assert UserUsage.objects.get(pk=author.pk).limits == {"documents": 3}
+
+
+def test_the_admin_refuses_an_address_rate_as_one_users_limit(
+    client: Client, author: User, graph: str
+) -> None:
+    staff = make_user("sam")
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    url = f"/admin/editor/userusage/{author.pk}/change/"
+
+    refused = client.post(url, {"limits": '{"address_writes_per_minute": 5000}'})
+
+    assert refused.status_code == 200
+    page = refused.content.decode()
+    assert "is a limit of an address, not of a user" in page
+    assert "only GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE sets it" in page
+    assert UserUsage.objects.get(pk=author.pk).limits == {}
+    # The form lists the limits it takes, without the address's.
+    form = client.get(url).content.decode()
+    assert "writes_per_minute" in form
+    assert "Names: stored_bytes, documents, aliases, tokens, runs_per_hour, writes_per_minute." in (
+        form
+    )

@@ -170,6 +170,18 @@ def test_the_default_database_is_sqlite_under_var(monkeypatch: pytest.MonkeyPatc
     assert database["OPTIONS"]["timeout"] == 20
 
 
+@pytest.mark.django_db
+def test_the_tests_run_on_an_in_memory_database_in_every_process() -> None:
+    """Said outright (``TEST["NAME"]``), so that the suite's parallel processes each keep
+    theirs in memory rather than in files named after the real one."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the in-memory test database is SQLite's")
+    assert connection.settings_dict["TEST"]["NAME"] == ":memory:"
+    assert connection.is_in_memory_db()
+
+
 def test_a_sqlite_database_runs_in_wal_mode(tmp_path: Path, django_db_blocker: Any) -> None:
     path = tmp_path / "db.sqlite3"
     connections = ConnectionHandler(

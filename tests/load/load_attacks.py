@@ -1,5 +1,6 @@
 """The attacker of issue 20's measurement: each attack of the issue's *Why* list, in a loop,
-bounded in rate and in what each attempt sends, on loopback only.
+bounded in rate and in what each attempt sends, on loopback only (the attacks on what a user
+stores and runs are in ``load_attack_runs.py``).
 
 Answers are counted by status (or by what happened: ``closed``, ``held``, ``timeout``); a
 ``4xx`` is the fixes working (``413``, ``429``, ``400``) and does not fail the run, a ``5xx``
@@ -22,7 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from load_wire import HOST, close, connect, head, read_head, send_until_answered, status_of
+from load_attack_runs import RunAttacks
+from load_wire import (
+    ATTACKER,
+    HOST,
+    close,
+    connect,
+    head,
+    read_head,
+    send_until_answered,
+    status_of,
+)
 
 MIB = 1024 * 1024
 #: Past the 8 MiB cap of every path, and past the smaller caps the fixes add.
@@ -46,7 +57,9 @@ CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 @dataclass
 class Identities:
     """Who the attacker is: an author (token, session, a document of its own), a user who
-    floods ``/live/``, one who guesses passwords, a user without a role, and a large run."""
+    floods ``/live/``, one who guesses passwords, a user without a role, a large run; a user
+    with small limits of its own who floods (a token, a session, a document to rename), one
+    whose tokens are revoked mid-stream (a session), and a run whose log lost its end."""
 
     author_token: str
     author_slug: str
@@ -55,6 +68,11 @@ class Identities:
     reader_token: str
     reader_session: str
     large_run: str
+    hoarder_token: str
+    hoarder_session: str
+    hoarder_slug: str
+    revoker_session: str
+    pruned_run: str
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Identities:
@@ -71,7 +89,7 @@ class Tally:
             self.counts[attack][outcome] += times
 
 
-class Attacker:
+class Attacker(RunAttacks):
     def __init__(
         self,
         port: int,
@@ -90,6 +108,7 @@ class Attacker:
         self.flood = flood
         self.tally = Tally()
         self.draft_revision: str | None = None
+        self.prepare_run_attacks()
         attacks = self.attacks()
         every = len(attacks) / rate
         self.threads = [
@@ -124,6 +143,7 @@ class Attacker:
             ("log download of the large run (no role)", self.large_log),
             ("password change guessing", self.password_guess),
             ("?token= in the query", self.token_in_query),
+            *self.run_attacks(),
         ]
 
     def _loop(self, name: str, attack: Callable[[], str | Counter[str]], every: float) -> None:
@@ -171,7 +191,9 @@ class Attacker:
         read: bool = True,
     ) -> tuple[str, bytes, http.client.HTTPMessage | None]:
         """One request on a fresh connection: its status (or what went wrong), body, headers."""
-        connection = http.client.HTTPConnection(HOST, self.port, timeout=ANSWER_SECONDS)
+        connection = http.client.HTTPConnection(
+            HOST, self.port, timeout=ANSWER_SECONDS, source_address=(ATTACKER, 0)
+        )
         try:
             connection.request(method, path, body=body, headers=headers or {})
             response = connection.getresponse()
@@ -193,7 +215,7 @@ class Attacker:
     def raw_body(self, path: str, extra: dict[str, str], parts: Iterator[bytes]) -> str:
         """Sends a body on a raw socket until the server answers or the parts run out."""
         try:
-            sock = connect(self.port)
+            sock = connect(self.port, source=ATTACKER)
         except OSError as error:
             return f"connect {type(error).__name__}"
         try:
@@ -266,7 +288,7 @@ class Attacker:
                 if self.stop.is_set():
                     break
                 try:
-                    sock = connect(self.port)
+                    sock = connect(self.port, source=ATTACKER)
                     sock.sendall(request)
                     opened.append(sock)
                 except OSError as error:
@@ -387,7 +409,7 @@ class Attacker:
     def slow_log_reader(self) -> str:
         """Downloads the large run's log at 16 KiB/s, for at most ``HOLD_SECONDS``."""
         try:
-            sock = connect(self.port)
+            sock = connect(self.port, source=ATTACKER)
         except OSError as error:
             return f"connect {type(error).__name__}"
         try:
@@ -416,7 +438,7 @@ class Attacker:
         """A connection that says nothing (or a header byte a second): closed by the server
         (or answered, ``408``), or still open when given up after ``HOLD_SECONDS``."""
         try:
-            sock = connect(self.port)
+            sock = connect(self.port, source=ATTACKER)
         except OSError as error:
             return f"connect {type(error).__name__}"
         began = time.monotonic()

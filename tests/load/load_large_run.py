@@ -53,3 +53,14 @@ def build_large_run(owner: Any, megabytes: float) -> dict[str, Any]:
         "events": len(events),
         "bytes": size,
     }
+
+
+def build_pruned_run(owner: Any) -> str:
+    """A small completed run whose log lost every event after its first, its count unchanged:
+    what a prune interrupted between two batches leaves (its stream must end, not wait for
+    the events that are gone)."""
+    from editor.models import RunEvent
+
+    run = str(build_large_run(owner, 0.5)["run"])
+    RunEvent.objects.filter(run_id=run, seq__gte=1).delete()
+    return run

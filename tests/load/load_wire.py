@@ -13,11 +13,16 @@ import time
 from collections.abc import Iterable
 
 HOST = "127.0.0.1"
+#: The attacker's own address on the loopback network: its writes count against its address,
+#: not against the one the traffic comes from (the per-address write rate).
+ATTACKER = "127.0.0.66"
 
 
-def connect(port: int, timeout: float = 10.0) -> socket.socket:
-    """A connection to the server on loopback."""
-    return socket.create_connection((HOST, port), timeout=timeout)
+def connect(port: int, timeout: float = 10.0, source: str | None = None) -> socket.socket:
+    """A connection to the server on loopback (from ``source``, when given)."""
+    return socket.create_connection(
+        (HOST, port), timeout=timeout, source_address=(source, 0) if source else None
+    )
 
 
 def head(method: str, path: str, port: int, headers: dict[str, str] | None = None) -> bytes:

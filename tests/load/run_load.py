@@ -42,7 +42,10 @@ machine). Run it with ``make load``.
 With ``--streams N`` and ``--attack``, issue 20's measurement runs beside that traffic (open
 streams, an attacker of the issue's list, ``/healthz`` sampled every second and every
 process's memory every 5 s) and prints one table of its targets at the end; a missed target
-fails the run (``load_measure.py``; ``docs/benchmarks.md``). Without them nothing changes.
+fails the run (``load_measure.py``; ``docs/benchmarks.md``). ``--attack`` also sets what its
+attacks need of every process (``attack_environment``: ``GATEHOUSE_RUN_MAX_BYTES`` from
+``--run-max-mb``, and the names of ``tests/rebinding_dns.py`` for ``http_request``). Without
+them nothing changes.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from load_attack_runs import ATTACK_ENVIRONMENT, ATTACKER_USERS
 from load_measure import Measurement, RunCounts, recent_runs
 from load_summary import percentile
 
@@ -171,11 +175,15 @@ def setup_data(spec: dict[str, Any]) -> dict[str, Any]:
 def setup_issue20(spec: dict[str, Any], groups: dict[str, Any], reader: Any, text: str) -> Any:
     """The users behind the open streams (two streams each, a session and a token), and the
     attacker's: an author with a document, a user for ``/live/`` floods, one who guesses
-    passwords, the reader's session, and a large completed run to read."""
+    passwords, the reader's session, a large completed run to read, a user with small limits
+    of its own for the floods (``hoarder``, with a document to rename), one whose tokens are
+    revoked mid-stream, and a run whose log lost its end."""
     from django.contrib.auth.models import User
     from django.test import Client
-    from load_large_run import build_large_run
+    from load_attack_runs import HOARDER_LIMITS
+    from load_large_run import build_large_run, build_pruned_run
 
+    from editor.models import UserUsage
     from editor.services import documents
     from editor.services.tokens import create_token
 
@@ -202,6 +210,9 @@ def setup_issue20(spec: dict[str, Any], groups: dict[str, Any], reader: Any, tex
         slug = "mallory-draft"
         documents.create_document(mallory, title=slug, slug=slug, text=text)
         large = build_large_run(mallory, spec["large_run_mb"])
+        hoarder = quick_user("hoarder", "authors", "operators")
+        UserUsage.objects.update_or_create(user=hoarder, defaults={"limits": HOARDER_LIMITS})
+        documents.create_document(hoarder, title="Hoarded", slug="hoarded", text=text)
         made["attacker"] = {
             "author_token": create_token(mallory, "attacks")[1],
             "author_slug": slug,
@@ -212,6 +223,11 @@ def setup_issue20(spec: dict[str, Any], groups: dict[str, Any], reader: Any, tex
             "large_run": large["run"],
             "large_run_events": large["events"],
             "large_run_bytes": large["bytes"],
+            "hoarder_token": create_token(hoarder, "attacks")[1],
+            "hoarder_session": session_of(hoarder),
+            "hoarder_slug": "hoarded",
+            "revoker_session": session_of(quick_user("revoker")),
+            "pruned_run": build_pruned_run(mallory),
         }
     return made
 
@@ -336,6 +352,14 @@ def environment(directory: Path, database_url: str) -> dict[str, str]:
         PYTHONPATH=os.pathsep.join([str(settings_dir), str(ROOT)]),
     )
     return env
+
+
+def attack_environment(run_max_mb: int) -> dict[str, str]:
+    """What the attacker needs of every process: the names of ``tests/rebinding_dns.py``
+    resolving as its DNS answers them (and allowed to ``http_request``), and a run byte limit
+    that ends each echo chain after ``run_max_mb`` MiB (each turn of that attack stores that
+    much; the default of 256 MiB would fill the disk over a long run)."""
+    return {**ATTACK_ENVIRONMENT, "GATEHOUSE_RUN_MAX_BYTES": str(run_max_mb * 1024 * 1024)}
 
 
 def manage(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
@@ -589,6 +613,8 @@ class Shared:
     database_pid: int | None = None
     setup_errors: list[str] = field(default_factory=list)
     extra_runs: set[str] = field(default_factory=set)
+    #: Who the attacker starts runs as: its runs are counted by the attacker, not here.
+    attacker_users: tuple[str, ...] = ()
     logs: list[Path] = field(default_factory=list)  # made by the set-up, not by the clients
     run_counts: RunCounts = field(default_factory=RunCounts)
 
@@ -989,12 +1015,14 @@ def rate(count: int, seconds: float | None) -> str:
     return "-" if seconds is None else f"{count / seconds:.1f}"
 
 
-def list_runs(caller: Caller) -> dict[str, dict[str, Any]] | None:
-    """Every run the server holds (``GET /v1/runs``, all pages), by id; ``None`` on an error."""
+def list_runs(caller: Caller, person: str | None = None) -> dict[str, dict[str, Any]] | None:
+    """Every run the server holds (``GET /v1/runs``, all pages; those ``person`` started, when
+    given), by id; ``None`` on an error."""
     runs: dict[str, dict[str, Any]] = {}
     cursor: str | None = None
     while True:
-        path = "/v1/runs?limit=200" + (f"&cursor={quote(cursor)}" if cursor else "")
+        path = "/v1/runs?limit=200" + (f"&person={quote(person)}" if person else "")
+        path += f"&cursor={quote(cursor)}" if cursor else ""
         answer = caller.api("GET /v1/runs", "GET", path)
         if answer is None:
             return None
@@ -1059,6 +1087,9 @@ def check_runs(shared: Shared, token: str, drain_timeout: float) -> list[str]:
         lost=len(started - set(listed)),
         stuck=len(pending & set(listed)),
     )
+    # The attacker's runs (those whose start it gave up waiting for included) are its own.
+    for person in shared.attacker_users:
+        shared.extra_runs |= set(list_runs(caller, person) or {})
     listed = {run: info for run, info in listed.items() if run not in shared.extra_runs}
     if set(listed) != started:
         problems.append(
@@ -1134,6 +1165,12 @@ def main() -> int:
     parser.add_argument(
         "--large-run-mb", type=float, default=16.0, help="the large run's event MB (16)"
     )
+    parser.add_argument(
+        "--run-max-mb",
+        type=int,
+        default=64,
+        help="GATEHOUSE_RUN_MAX_BYTES in MiB with --attack: what each echo chain stores (64)",
+    )
     parser.add_argument("--setup-data", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.setup_data:
@@ -1147,6 +1184,8 @@ def main() -> int:
         parser.error("runs with a gate need at least one approver")
     if args.streams < 0 or args.attack_rate <= 0 or args.flood < 1 or args.toml_depth < 1:
         parser.error("--streams, --attack-rate, --flood and --toml-depth must be positive")
+    if args.run_max_mb < 1:
+        parser.error("--run-max-mb must be at least 1")
     if args.streams and not args.clients:
         parser.error("run event streams need API clients starting runs")
     if args.timeout is None:
@@ -1176,6 +1215,8 @@ def main() -> int:
                 database_log = directory / "postgres.log"
                 where = f"a private PostgreSQL server on {HOST}:{args.pg_port}"
             env = environment(directory, database_url)
+            if args.attack:
+                env |= attack_environment(args.run_max_mb)
             began = time.monotonic()
             manage(env, "migrate", "--no-input", "--verbosity", "0")
             manage(env, "collectstatic", "--no-input", "--verbosity", "0")
@@ -1253,6 +1294,7 @@ def main() -> int:
                 shared.database_pid = int(pid_file.read_text().split()[0])
             if "attacker" in data:
                 shared.extra_runs.add(data["attacker"]["large_run"])
+                shared.attacker_users = ATTACKER_USERS
             shared.logs = [directory / "access.log", *(log for _, _, log in services.processes)]
             failed = run_traffic(args, shared, data, services)
         except OverallTimeout as error:
@@ -1358,6 +1400,9 @@ def run_traffic(
     cpu_after = meter.snapshot()
     if measurement is not None:
         measurement.join()
+        if measurement.attacker is not None:
+            # Its runs are checked by the attacker (how each ended), not as the traffic's.
+            shared.extra_runs |= measurement.attacker.runs
     for thread in workers:
         thread.join(timeout=REQUEST_TIMEOUT + 5)
     load_after = os.getloadavg()

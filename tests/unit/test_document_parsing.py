@@ -1249,3 +1249,13 @@ def test_a_mutated_document_parses_or_is_one_malformed_document(
     else:
         container.insert(key, replacement)
     _parses_or_is_malformed(text(mutated))
+
+
+def test_a_malformed_document_carries_the_place_of_the_value_as_data() -> None:
+    with pytest.raises(MalformedDocument) as caught:
+        parse_graph({"schema_version": 1, "nodes": [{"kind": "delay", "payload": {"id": "w"}}]})
+
+    assert caught.value.location == "nodes[0].payload"
+    assert caught.value.reason == "missing field `seconds`"
+    assert str(caught.value) == "missing field `seconds` at nodes[0].payload"
+    assert caught.value.at is None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from editor.graph.durations import U64_MAX, format_duration, parse_duration
+from editor.graph.durations import format_duration, parse_duration
+from editor.graph.model import U64_MAX
 
 
 @pytest.mark.parametrize(

@@ -368,3 +368,23 @@ def test_stored_json_is_read_back_under_the_reference_integer_rule() -> None:
 
     assert value == {"big": 2.0**70, "small": 2**64 - 1, "neg": -3}
     assert isinstance(value["big"], float) and isinstance(value["small"], int)
+
+
+def test_a_syntax_error_carries_its_line_and_column_as_data() -> None:
+    refused = _refuse('{\n  "a": 1\n  "b": 2\n}')
+
+    assert refused.at is not None
+    assert (refused.at.line, refused.at.column) == (3, 3)
+    assert refused.at.what == "Expecting ',' delimiter"
+
+
+def test_a_refusal_that_is_not_about_syntax_carries_no_place() -> None:
+    assert _refuse('{"a": 1, "a": 2}').at is None
+
+
+def test_a_document_that_is_not_json_says_where_as_data() -> None:
+    with pytest.raises(MalformedDocument) as caught:
+        parse_document('{"schema_version": 1,\n "nodes": [}')
+
+    assert caught.value.at is not None
+    assert (caught.value.at.line, caught.value.at.column) == (2, 12)

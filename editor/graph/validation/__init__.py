@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from editor.graph.model import Graph, SubgraphBody, graph_size
+from editor.graph.errors import ErrorData
+from editor.graph.model import Graph, SubgraphBody, SubgraphPath, graph_size
 from editor.graph.validation.level import (
     MAX_ID_LENGTH,
     MAX_NAME_LENGTH,
-    Error,
     Level,
     is_well_formed_agent_hash,
 )
@@ -65,7 +65,7 @@ def validate(
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
     max_edges: int = DEFAULT_MAX_EDGES,
-) -> list[Error]:
+) -> list[ErrorData]:
     """Every problem of ``graph``, in spec order; an empty list when it is valid."""
     nodes, edges = graph_size(graph)
     if nodes > max_nodes or edges > max_edges:
@@ -82,13 +82,13 @@ def validate(
                 "max_edges": max_edges,
             }
         ]
-    errors: list[Error] = []
+    errors: list[ErrorData] = []
     _validate_level(graph, (), errors, SchemaBudget())
     return errors
 
 
 def _validate_level(
-    graph: Graph, owners: tuple[str, ...], errors: list[Error], budget: SchemaBudget
+    graph: Graph, owners: SubgraphPath, errors: list[ErrorData], budget: SchemaBudget
 ) -> None:
     level = Level(graph, owners, budget)
     level.run()

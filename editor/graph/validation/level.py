@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
+from typing import Any, Unpack
 
-from editor.graph.errors import ExpressionError
+from editor.graph.errors import ErrorData, ErrorKeys, ExpressionError
 from editor.graph.expressions import json_equal, parse_expression, parse_reference
 from editor.graph.jsonio import canonical_json
 from editor.graph.model import (
@@ -22,6 +22,7 @@ from editor.graph.model import (
     MapNode,
     Node,
     NodeBody,
+    SubgraphPath,
     ToolNode,
     input_schema_of,
     output_schema_of,
@@ -31,7 +32,7 @@ from editor.graph.text import is_blank
 from editor.graph.validation.fold_shapes import fold_shape_errors
 from editor.graph.validation.schemas import SchemaBudget, check_node_schemas
 
-__all__ = ["MAX_ID_LENGTH", "MAX_NAME_LENGTH", "Error", "Level", "is_well_formed_agent_hash"]
+__all__ = ["MAX_ID_LENGTH", "MAX_NAME_LENGTH", "Level", "is_well_formed_agent_hash"]
 
 MAX_NAME_LENGTH = 64
 #: Characters (code points) in a node id (E11); the reference sets no limit.
@@ -40,8 +41,6 @@ MAX_ID_LENGTH = 256
 _ID_SHOWN = 64
 
 _AGENT_HASH = re.compile(r"sha256:[0-9a-f]{64}")
-
-Error = dict[str, Any]
 
 
 def is_well_formed_agent_hash(value: str) -> bool:
@@ -87,14 +86,14 @@ class Level:
     """
 
     def __init__(
-        self, graph: Graph, owners: tuple[str, ...], schema_budget: SchemaBudget | None = None
+        self, graph: Graph, owners: SubgraphPath, schema_budget: SchemaBudget | None = None
     ) -> None:
         self.graph = graph
         self.owners = owners
         #: Shared by every level of a document (E10's ``schemas_too_large``).
         self.schema_budget = schema_budget or SchemaBudget()
         self.prefix = "".join(f"in the subgraph of `{owner}`: " for owner in owners)
-        self.buckets: dict[str, list[Error]] = {name: [] for name in _CHECK_ORDER}
+        self.buckets: dict[str, list[ErrorData]] = {name: [] for name in _CHECK_ORDER}
         self.by_id: dict[str, Node] = {}
         for node in graph.nodes:
             self.by_id[node.id] = node  # the last node with an id wins (spec 02)
@@ -105,16 +104,16 @@ class Level:
         self.adjacency: defaultdict[str, list[str]] = defaultdict(list)
 
     @property
-    def errors(self) -> list[Error]:
+    def errors(self) -> list[ErrorData]:
         return [error for name in _CHECK_ORDER for error in self.buckets[name]]
 
-    def error(self, code: str, message: str, **extra: Any) -> Error:
-        error: Error = {"code": code, "message": self.prefix + message, **extra}
+    def error(self, code: str, message: str, **extra: Unpack[ErrorKeys]) -> ErrorData:
+        error: ErrorData = {"code": code, "message": self.prefix + message, **extra}
         if self.owners:
             error["subgraph"] = list(self.owners)
         return error
 
-    def add(self, check: str, code: str, message: str, **extra: Any) -> None:
+    def add(self, check: str, code: str, message: str, **extra: Unpack[ErrorKeys]) -> None:
         self.buckets[check].append(self.error(code, message, **extra))
 
     def _at_least_one(self, node: Node, field: str, shown: str, found: int) -> None:

@@ -12,7 +12,7 @@ The tool registry is built before any work (with the short listing of each MCP s
 registry that cannot be built stops the worker at once with its message.
 Without ``--batch`` a drive stuck past its run's wall time ends the process (exit status 70,
 see :mod:`editor.watchdog`): run workers under a supervisor that starts them again.
-The options are django-tasks-db's own.
+The options are django-tasks-db's own; ``--interval`` defaults to ``GATEHOUSE_WORKER_POLL_MS``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 import time
+from argparse import ArgumentParser
 from typing import Any
 
 from django.conf import settings
@@ -94,6 +95,12 @@ class Command(WorkerCommand):
         "Run a database background worker: drives runs, and queues again every run whose "
         "worker's lease ran out"
     )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        super().add_arguments(parser)
+        # An idle worker looks at the queue every GATEHOUSE_WORKER_POLL_MS, not every second
+        # (django-tasks-db's default): a run just started waits for a worker at most that long.
+        parser.set_defaults(interval=settings.GATEHOUSE_WORKER_POLL_MS / 1000)
 
     def configure_logging(self, verbosity: int) -> None:
         super().configure_logging(verbosity)

@@ -3,19 +3,22 @@ work on a draft.
 
 This ``__init__`` is the family's façade: ``documents.create_document(...)``,
 ``documents.read_draft(...)`` and the other names of :mod:`.core` (with the draft's, which it
-re-exports) read as they always did. It imports :mod:`.core` alone, so every other module of the
-family may import the façade.
+re-exports) and of :mod:`.creating` read as they always did. It imports those two alone, so
+every other module of the family may import the façade.
 
 The family by concern:
 
-* :mod:`.core`: creating, listing, freezing, comparing and importing documents;
-  :mod:`.rows`: finding and checking a document's row; :mod:`.managing`: rename, duplicate,
-  archive, delete;
+* :mod:`.core`: listing, reading, freezing and diffing documents; :mod:`.creating`: new
+  documents (a slug given, or the first free one derived from the title), imports;
+  :mod:`.rows`: finding and checking a document's row, the free slugs; :mod:`.managing`:
+  rename, duplicate, archive, delete; :mod:`.comparing`: **Compare**, the changes and their
+  canvas;
 * :mod:`.drafts`: reading and saving a draft at the revision the writer read;
   :mod:`.history`: its revisions, undo, redo and restore;
 * :mod:`.graphs`: frozen graphs, stored content-addressed, and validation;
   :mod:`.canvas`: a graph drawn with its errors or its run's states marked;
-* :mod:`.editing`: the editor's edit → save → validate → draw pipeline;
+* :mod:`.editing`: the editor's edit → save → validate → draw pipeline; :mod:`.editor_edits`:
+  the editor page's edits by name; :mod:`.editor_page`: its answer (:class:`EditorAnswer`);
 * :mod:`.samples`: a document's named sample inputs; :mod:`.demo`: the demo content.
 
 The family may import the shared modules only (``pyproject.toml``: the services' families in
@@ -34,13 +37,11 @@ from editor.services.documents.core import (
     SavedDraft,
     VersionInfo,
     VersionOf,
-    create_document,
     derive_slug,
     diff,
     freeze,
     get_document,
     held_error,
-    import_draft,
     keep_layout,
     list_documents,
     list_revisions,
@@ -54,6 +55,13 @@ from editor.services.documents.core import (
     verdict_of,
     versions_of_graph,
 )
+from editor.services.documents.creating import (
+    Imported,
+    create_document,
+    import_document,
+    import_draft,
+    new_document,
+)
 
 __all__ = [
     "DRAFT",
@@ -63,6 +71,7 @@ __all__ = [
     "DraftRecord",
     "DraftSummary",
     "Frozen",
+    "Imported",
     "LatestVersion",
     "SavedDraft",
     "VersionInfo",
@@ -73,11 +82,13 @@ __all__ = [
     "freeze",
     "get_document",
     "held_error",
+    "import_document",
     "import_draft",
     "keep_layout",
     "list_documents",
     "list_revisions",
     "list_versions",
+    "new_document",
     "read_draft",
     "read_draft_record",
     "redo",

@@ -17,7 +17,7 @@ from typing import Any, TypedDict, Unpack
 
 from editor.graph import Graph
 from editor.graph.dot import DrawnItem, Pins, RunMarks, dot_source, drawing, structure_key
-from editor.graph.model import graph_size
+from editor.graph.model import SubgraphPath, graph_size
 from editor.rendering import Canvas, lay_out, render_svg
 
 __all__ = [
@@ -73,8 +73,8 @@ def canvas_source(
     graph: Graph,
     *,
     errors: Iterable[dict[str, Any]] = (),
-    node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
-    highlight: dict[tuple[tuple[str, ...], str], str] | None = None,
+    node_url: Callable[[SubgraphPath, str], str | None] | None = None,
+    highlight: dict[tuple[SubgraphPath, str], str] | None = None,
     states: dict[str, str] | None = None,
     marks: RunMarks | None = None,
 ) -> CanvasSource:
@@ -101,8 +101,8 @@ class CanvasOptions(TypedDict, total=False):
     """What :func:`canvas_source` marks on a drawing, for :func:`draw`."""
 
     errors: Iterable[dict[str, Any]]
-    node_url: Callable[[tuple[str, ...], str], str | None] | None
-    highlight: dict[tuple[tuple[str, ...], str], str] | None
+    node_url: Callable[[SubgraphPath, str], str | None] | None
+    highlight: dict[tuple[SubgraphPath, str], str] | None
     states: dict[str, str] | None
     marks: RunMarks | None
 
@@ -132,9 +132,9 @@ def editor_source(
     graph: Graph,
     *,
     errors: Iterable[dict[str, Any]] = (),
-    node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
+    node_url: Callable[[SubgraphPath, str], str | None] | None = None,
     layout: dict[str, Any] | None = None,
-    held: Iterable[tuple[tuple[str, ...], str]] = (),
+    held: Iterable[tuple[SubgraphPath, str]] = (),
 ) -> CanvasSource:
     """The editor's drawing of ``graph``: placed by ``layout`` when it was made for a graph of
     the same structure (so nodes keep their places after an edit of names, labels, prompts or
@@ -163,8 +163,8 @@ def render_editor(
     graph: Graph,
     *,
     errors: Iterable[dict[str, Any]] = (),
-    node_url: Callable[[tuple[str, ...], str], str | None] | None = None,
-    held: Iterable[tuple[tuple[str, ...], str]] = (),
+    node_url: Callable[[SubgraphPath, str], str | None] | None = None,
+    held: Iterable[tuple[SubgraphPath, str]] = (),
 ) -> tuple[DrawnCanvas, dict[str, Any] | None]:
     """Draw an :func:`editor_source`; a source not pinned is laid out by ``dot`` first, and
     that layout is returned to be kept (``None`` when nothing new was laid out)."""
@@ -200,9 +200,9 @@ def _render_pinned(
 def draw_compared(
     graph: Graph,
     *,
-    highlight: dict[tuple[tuple[str, ...], str], str],
-    signs: dict[tuple[tuple[str, ...], str], str],
-    ghosts: set[tuple[tuple[str, ...], str]],
+    highlight: dict[tuple[SubgraphPath, str], str],
+    signs: dict[tuple[SubgraphPath, str], str],
+    ghosts: set[tuple[SubgraphPath, str]],
     edge_marks: dict[tuple[str, str, str | None], tuple[str, str]],
 ) -> DrawnCanvas:
     """Compare's canvas: ``graph`` (the newer side with the removed nodes and edges added),

@@ -14,17 +14,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from editor.graph import Graph, MalformedDocument, diff_graphs, graph_hash, parse_document
-from editor.models import Document, DocumentAlias, Draft, Version
-from editor.services import quotas
+from editor.models import Document, Draft, Version
+from editor.services.access import ActingUser
 from editor.services.documents import history
 from editor.services.documents.drafts import (
     KEEP,
     SavedDraft,
+    graph_to_freeze,
     held_error,
     keep_layout,
     list_revisions,
@@ -36,19 +37,14 @@ from editor.services.documents.drafts import (
     verdict_of,
 )
 from editor.services.documents.graphs import (
-    check_graph,
     is_graph_hash,
     load_graph,
     save_graph,
-    validate_graph_document,
 )
 from editor.services.documents.rows import (
     MAX_TITLE_LENGTH,
     SLUG,
     author_of,
-    check_slug,
-    check_text,
-    check_title,
     derive_slug,
     document_row,
     require_author,
@@ -58,7 +54,6 @@ from editor.services.errors import (
     InvalidGraph,
     InvalidRequest,
     PreconditionRequired,
-    SlugTaken,
     StaleDraft,
     UnknownDocument,
     UnknownGraph,
@@ -78,13 +73,11 @@ __all__ = [
     "SavedDraft",
     "VersionInfo",
     "VersionOf",
-    "create_document",
     "derive_slug",
     "diff",
     "freeze",
     "get_document",
     "held_error",
-    "import_draft",
     "keep_layout",
     "list_documents",
     "list_revisions",
@@ -193,7 +186,7 @@ def _version_info(version: Version) -> VersionInfo:
     )
 
 
-def _info(document: Document, *, with_versions: bool = False) -> DocumentInfo:
+def document_info(document: Document, *, with_versions: bool = False) -> DocumentInfo:
     versions = None
     if with_versions:
         versions = [
@@ -209,47 +202,6 @@ def _info(document: Document, *, with_versions: bool = False) -> DocumentInfo:
         versions=versions,
         archived=document.archived_at is not None,
     )
-
-
-def create_document(
-    user: Any, *, title: str, slug: str | None = None, text: str = "", summary: str = ""
-) -> DocumentInfo:
-    """A new document with its draft at revision 1; the slug is derived when not given."""
-    require_author(user)
-    title = check_title(title)
-    text = check_text(text)
-    slug = derive_slug(title) if slug is None else check_slug(slug)
-    verdict = verdict_of(text, ())
-    now = timezone.now()
-    try:
-        with transaction.atomic():
-            if DocumentAlias.objects.filter(slug=slug).exists():
-                raise SlugTaken(slug)
-            quotas.check_documents(user)
-            document = Document.objects.create(slug=slug, title=title, created_by=author_of(user))
-            Draft.objects.create(
-                document=document,
-                text=text,
-                updated_by=author_of(user),
-                valid=verdict.valid,
-                error_count=verdict.error_count,
-                size=verdict.size,
-            )
-            history.record(
-                document,
-                1,
-                history.Planned(text, [], history.Step("edit", summary or "created the graph")),
-                valid=verdict.valid,
-                error_count=verdict.error_count,
-                size=verdict.size,
-                user=user,
-                now=now,
-            )
-    except IntegrityError:
-        if Document.objects.filter(slug=slug).exists():
-            raise SlugTaken(slug) from None
-        raise
-    return _info(document_row(slug))
 
 
 def _listed(row: Mapping[str, Any]) -> DocumentInfo:
@@ -322,7 +274,7 @@ def list_documents(
 def get_document(slug: str, *, with_versions: bool = True) -> DocumentInfo:
     """One document, with all its versions newest first unless ``with_versions`` is false (a
     page of them is :func:`list_versions`)."""
-    return _info(document_row(slug), with_versions=with_versions)
+    return document_info(document_row(slug), with_versions=with_versions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,7 +323,7 @@ def read_draft_record(slug: str) -> DraftRecord:
     )
 
 
-def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "") -> Frozen:
+def freeze(user: ActingUser, slug: str, *, expected_revision: int | None, note: str = "") -> Frozen:
     """Freeze the draft as the next version, unless it equals the latest one.
 
     The draft must be at ``expected_revision`` and valid (:class:`InvalidGraph`
@@ -393,11 +345,7 @@ def freeze(user: Any, slug: str, *, expected_revision: int | None, note: str = "
         draft = Draft.objects.select_for_update().get(document=document)
         if draft.revision != expected_revision:
             raise StaleDraft(draft.revision)
-        if draft.held:
-            found = list(validate_graph_document(draft.text).get("errors", ()))
-            held = [held_error(entry) for entry in draft.held]
-            raise InvalidGraph([*found, *held], malformed=False)
-        graph = check_graph(draft.text)
+        graph = graph_to_freeze(draft)
         digest = graph_hash(graph)
         latest = _latest(document)
         if latest is not None and latest.graph == digest:
@@ -443,54 +391,3 @@ def diff(slug: str, *, before: str, after: str) -> dict[str, Any]:
         "nodes": changes["nodes"],
         "edges": changes["edges"],
     }
-
-
-def import_draft(slug: str, text: str, *, by: Any = None) -> tuple[str, bool]:
-    """Replace a document's draft with ``text``, creating the document when it is missing.
-
-    For the command line (``graph import``), which runs without a user; given a user,
-    it needs the *authors* role. Returns the slug and whether the document was created.
-    """
-    if by is not None:
-        require_author(by)
-    check_slug(slug)
-    check_text(text)
-    now = timezone.now()
-    verdict = verdict_of(text, ())
-    with transaction.atomic():
-        document, created = Document.objects.get_or_create(
-            slug=slug, defaults={"title": slug, "created_by": author_of(by)}
-        )
-        stored: dict[str, Any] = {
-            "valid": verdict.valid,
-            "error_count": verdict.error_count,
-            "size": verdict.size,
-        }
-        if created:
-            quotas.check_documents(by)
-            Draft.objects.create(document=document, text=text, updated_by=author_of(by), **stored)
-            number = 1
-        else:
-            # The document row first, as everywhere else.
-            Document.objects.filter(pk=document.pk).update(updated_at=now)
-            draft = Draft.objects.select_for_update().get(document=document)
-            number = draft.revision + 1
-            Draft.objects.filter(pk=draft.pk).update(
-                text=text,
-                held=[],
-                revision=number,
-                updated_at=now,
-                updated_by=author_of(by),
-                **stored,
-            )
-        step = (
-            history.Step("edit", "imported from the command line")
-            if created
-            else history.edit_step(
-                document, number - 1, summary="imported from the command line", user=by, now=now
-            )
-        )
-        history.record(
-            document, number, history.Planned(text, [], step), user=by, now=now, **stored
-        )
-    return slug, created

@@ -17,6 +17,7 @@ from editor.graph.edits import format_draft
 from editor.graph.templates import approval_gate, parallel, rounds
 from editor.models import Document
 from editor.services import agents, documents
+from editor.services.access import ActingUser
 
 __all__ = ["DEMO_AGENTS", "DEMO_DOCUMENTS", "DemoDocument", "load_demo"]
 
@@ -78,7 +79,7 @@ def _graphs(hashes: dict[str, str]) -> dict[str, Graph]:
     }
 
 
-def load_demo(user: Any) -> list[str]:
+def load_demo(user: ActingUser) -> list[str]:
     """Create the demo agents and the demo documents that are missing, each frozen once, as
     ``user`` (who needs the *authors* role). Returns the slugs of the documents it created."""
     missing = [

@@ -18,12 +18,17 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from editor.graph import Graph, MalformedDocument, parse_document
+from editor.graph import ErrorData, Graph, MalformedDocument, parse_document
 from editor.models import Document, Draft
+from editor.services.access import ActingUser
 from editor.services.documents import history
-from editor.services.documents.graphs import validate_graph_document, validate_parsed
+from editor.services.documents.graphs import (
+    check_graph,
+    validate_graph_document,
+    validate_parsed,
+)
 from editor.services.documents.rows import author_of, check_text, document_row, require_author
-from editor.services.errors import PreconditionRequired, StaleDraft
+from editor.services.errors import InvalidGraph, PreconditionRequired, StaleDraft
 from editor.services.paging import DEFAULT_LIMIT, Page, page_by_number
 from editor.services.storable import check_storable
 
@@ -31,6 +36,7 @@ __all__ = [
     "KEEP",
     "SavedDraft",
     "Verdict",
+    "graph_to_freeze",
     "held_error",
     "keep_layout",
     "list_revisions",
@@ -99,7 +105,7 @@ def parsed_draft(document: Document) -> Graph | None:
 
 
 def save_draft(
-    user: Any,
+    user: ActingUser,
     slug: str,
     *,
     text: str,
@@ -165,12 +171,12 @@ def _has_node(graph: Graph, level: list[str], node_id: str) -> bool:
     return current is not None and any(node.id == node_id for node in current.nodes)
 
 
-def undo(user: Any, slug: str, *, expected_revision: int | None) -> SavedDraft:
+def undo(user: ActingUser, slug: str, *, expected_revision: int | None) -> SavedDraft:
     """Back to the state before the last change (a new revision; raises ``NothingToUndo``)."""
     return _write(user, slug, expected_revision, _at_revision(history.undo_plan))
 
 
-def redo(user: Any, slug: str, *, expected_revision: int | None) -> SavedDraft:
+def redo(user: ActingUser, slug: str, *, expected_revision: int | None) -> SavedDraft:
     """The change last undone, again (a new revision; raises ``NothingToRedo``)."""
     return _write(user, slug, expected_revision, _at_revision(history.redo_plan))
 
@@ -181,7 +187,7 @@ def _at_revision(plan: Callable[[Document, int], history.Planned]) -> Plan:
 
 
 def restore_revision(
-    user: Any, slug: str, number: int, *, expected_revision: int | None
+    user: ActingUser, slug: str, number: int, *, expected_revision: int | None
 ) -> SavedDraft:
     """The draft as it was at revision ``number``, saved as a new revision."""
     return _write(
@@ -203,7 +209,7 @@ def list_revisions(
 
 
 def _write(
-    user: Any,
+    user: ActingUser,
     slug: str,
     expected_revision: int | None,
     plan: Plan,
@@ -250,17 +256,30 @@ def _write(
     return SavedDraft(planned.text, number, verdict.body, tuple(planned.held))
 
 
-def held_error(entry: dict[str, Any]) -> dict[str, Any]:
+def held_error(entry: dict[str, Any]) -> ErrorData:
     """A held field as an error object: it blocks freezing like a validation error."""
     where = "".join(f"in the subgraph of `{owner}`: " for owner in entry.get("level", []))
-    return {
+    error: ErrorData = {
         "code": "unsaved_field",
         "message": f"{where}node `{entry['node']}`: the field `{entry['field']}` was not saved: "
         f"it {entry['message']}",
         "node": entry["node"],
         "field": entry["field"],
-        **({"subgraph": list(entry["level"])} if entry.get("level") else {}),
     }
+    if entry.get("level"):
+        error["subgraph"] = list(entry["level"])
+    return error
+
+
+def graph_to_freeze(draft: Draft) -> Graph:
+    """The draft's graph when it may be frozen (or test-run): it validates and holds no field
+    the editor could not take. Else :class:`InvalidGraph` with every error: validation's, then
+    the held fields'."""
+    if draft.held:
+        found = list(validate_graph_document(draft.text).get("errors", ()))
+        held = [held_error(entry) for entry in draft.held]
+        raise InvalidGraph([*found, *held], malformed=False)
+    return check_graph(draft.text)
 
 
 def keep_layout(slug: str, layout: dict[str, Any]) -> None:

@@ -9,8 +9,11 @@ is all the page's fragments need. A refused edit writes nothing.
 
 One request reads the draft once (:func:`open_draft`, parsed but not validated), hands
 that state down to the edit, and validates only the draft it answers with. The canvas
-is laid out only when something reads :attr:`CheckedDraft.canvas`, so an answer that finds
+is laid out only when the answer calls :func:`draw_canvas`, so an answer that finds
 the page already showing this drawing (:attr:`CheckedDraft.canvas_key`) never runs ``dot``.
+
+The editor's named edits (:mod:`.editor_edits`) are built on :func:`apply_edit`, and their
+answers (:mod:`.editor_page`) on :class:`CheckedDraft`.
 """
 
 from __future__ import annotations
@@ -22,12 +25,19 @@ from typing import Any
 from urllib.parse import quote
 
 from editor.engine import resolve_names
-from editor.graph import Graph, MalformedDocument, parse_document, wire_value
+from editor.graph import (
+    ErrorData,
+    Graph,
+    MalformedDocument,
+    SubgraphPath,
+    parse_document,
+    wire_value,
+)
 from editor.graph.edits import EditRefused, format_draft, level_value
 from editor.recent import Recent
 from editor.services import documents
-from editor.services.access import can_author
-from editor.services.documents import history
+from editor.services.access import ActingUser, can_author
+from editor.services.documents import approvals, history
 from editor.services.documents.canvas import (
     CanvasSource,
     DrawnCanvas,
@@ -48,8 +58,11 @@ __all__ = [
     "apply_edit",
     "check_draft",
     "discard_changes",
+    "draw_canvas",
     "error_node",
+    "level_query",
     "load_checked_draft",
+    "node_link",
     "open_draft",
     "save_text",
     "step_history",
@@ -65,6 +78,8 @@ class ParsedDraft(documents.DraftRecord):
     parsed (when it parses), not validated."""
 
     graph: Graph | None = None
+    #: Why the text does not parse (``graph`` is ``None``), with the place as data.
+    parse_error: MalformedDocument | None = None
     can_edit: bool = False
     #: The editor page's address, given by the edge: the canvas links each node to its form
     #: there (``""``: a canvas without links).
@@ -74,7 +89,7 @@ class ParsedDraft(documents.DraftRecord):
     def value(self) -> Value | None:
         return wire_value(self.graph) if self.graph is not None else None
 
-    def level_value(self, level: tuple[str, ...] = ()) -> Value | None:
+    def level_value(self, level: SubgraphPath = ()) -> Value | None:
         """The document level ``level`` names (``None`` when the draft does not parse or there
         is no such level)."""
         if not level:
@@ -86,7 +101,7 @@ class ParsedDraft(documents.DraftRecord):
         except EditRefused:
             return None
 
-    def node(self, node_id: str | None, level: tuple[str, ...] = ()) -> Value | None:
+    def node(self, node_id: str | None, level: SubgraphPath = ()) -> Value | None:
         """The last node with ``node_id`` in ``level`` (as validation looks nodes up)."""
         current = self.level_value(level)
         if current is None or node_id is None:
@@ -103,25 +118,28 @@ class ParsedDraft(documents.DraftRecord):
 _graphs: Recent[str, Graph] = Recent(8)
 
 
-def _parsed(text: str) -> Graph | None:
+def _read(text: str) -> tuple[Graph | None, MalformedDocument | None]:
+    """``text`` parsed, or why it does not parse."""
     graph = _graphs.get(text)
     if graph is not None:
-        return graph
+        return graph, None
     try:
         graph = parse_document(text)
-    except MalformedDocument:
-        return None
+    except MalformedDocument as error:
+        return None, error
     _graphs.put(text, graph)
-    return graph
+    return graph, None
 
 
-def open_draft(user: Any, slug: str, page_url: str) -> ParsedDraft:
+def open_draft(user: ActingUser, slug: str, page_url: str) -> ParsedDraft:
     """The draft as it is now, read once (raises ``UnknownDocument``); ``page_url``: the
     editor page's address, where the canvas links its nodes."""
     record = documents.read_draft_record(slug)
+    graph, parse_error = _read(record.text)
     return ParsedDraft(
         **{item.name: getattr(record, item.name) for item in fields(record)},
-        graph=_parsed(record.text),
+        graph=graph,
+        parse_error=parse_error,
         can_edit=can_author(user),
         page_url=page_url,
     )
@@ -134,15 +152,26 @@ class CheckedDraft(ParsedDraft):
 
     validation: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def errors(self) -> list[dict[str, Any]]:
-        """The validation errors (the held fields are apart: :attr:`held_errors`)."""
-        return list(self.validation.get("errors", ()))
-
-    @property
-    def held_errors(self) -> list[dict[str, Any]]:
-        """The fields the editor could not take, as errors: they block freezing too."""
-        return [documents.held_error(entry) for entry in self.held]
+    @cached_property
+    def errors(self) -> list[ErrorData]:
+        """The validation errors (the held fields are apart: :attr:`held`); a
+        ``malformed_document`` one carries where the text stops being readable, as data
+        (``line``, ``column`` or ``location``, and ``reason``)."""
+        found: list[ErrorData] = list(self.validation.get("errors", ()))
+        problem = self.parse_error
+        if problem is None:
+            return found
+        placed: list[ErrorData] = []
+        for error in found:
+            if error["code"] == "malformed_document" and error["message"] == str(problem):
+                error = {**error}
+                if problem.at is not None:
+                    error["line"], error["column"] = problem.at.line, problem.at.column
+                    error["reason"] = problem.at.what
+                elif problem.location:
+                    error["location"], error["reason"] = problem.location, problem.reason
+            placed.append(error)
+        return placed
 
     @property
     def error_count(self) -> int:
@@ -154,11 +183,11 @@ class CheckedDraft(ParsedDraft):
         return bool(self.validation.get("valid")) and not self.held
 
     @property
-    def held_nodes(self) -> list[tuple[tuple[str, ...], str]]:
+    def held_nodes(self) -> list[tuple[SubgraphPath, str]]:
         """The nodes with a field held back, by ``(level, id)``: the canvas marks them."""
         return [(tuple(entry.get("level", ())), entry["node"]) for entry in self.held]
 
-    def held_for(self, node_id: str, level: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    def held_for(self, node_id: str, level: SubgraphPath = ()) -> dict[str, dict[str, Any]]:
         """The held fields of one node, by field key."""
         return {
             entry["field"]: entry
@@ -172,7 +201,7 @@ class CheckedDraft(ParsedDraft):
         if self.graph is not None:
             return None
         for text in history.recent_texts(self.slug):
-            graph = _parsed(text)
+            graph, _ = _read(text)
             if graph is not None:
                 return graph, wire_value(graph)
         return None
@@ -214,26 +243,6 @@ class CheckedDraft(ParsedDraft):
             return ""
         return f"g{source.key}" if self.greyed else source.key
 
-    @cached_property
-    def canvas(self) -> DrawnCanvas | None:
-        """The canvas, drawn on first use: at the kept layout's places while the structure
-        stays (``neato -n2``), else laid out again by ``dot`` and that layout kept."""
-        source = self.canvas_source
-        if source is None:
-            return None
-        if self.graph is None:
-            return render(source)
-        drawn, layout = render_editor(
-            source,
-            self.graph,
-            errors=self.validation.get("errors", ()),
-            node_url=_node_url(self.page_url),
-            held=self.held_nodes,
-        )
-        if layout is not None:
-            documents.keep_layout(self.slug, layout)
-        return drawn
-
     @property
     def malformed(self) -> str | None:
         """The parse error, while the draft does not parse."""
@@ -242,23 +251,27 @@ class CheckedDraft(ParsedDraft):
                 return str(error["message"])
         return None
 
-    @property
-    def node_ids(self) -> list[str]:
-        return self.node_ids_at(())
-
-    def node_ids_at(self, level: tuple[str, ...]) -> list[str]:
+    def node_ids_at(self, level: SubgraphPath) -> list[str]:
         current = self.level_value(level)
         return [node["payload"]["id"] for node in current["nodes"]] if current else []
 
     @cached_property
-    def not_runnable(self) -> list[dict[str, Any]]:
+    def not_runnable(self) -> list[ErrorData]:
         """Spec 02's run-time resolution against this installation's registries: "not
         runnable here" notices, shown apart from the errors; they do not block freezing."""
         if self.graph is None:
             return []
         return resolve_names(self.graph, installation())
 
-    def errors_of(self, node_id: str, level: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    @cached_property
+    def policy_warnings(self) -> list[str]:
+        """The gates the approval policy names that this draft no longer has (renamed or
+        removed): a warning beside the verdict, never blocking Freeze (one query)."""
+        if self.graph is None:
+            return []
+        return approvals.stale_gates(self.slug, self.graph)
+
+    def errors_of(self, node_id: str, level: SubgraphPath = ()) -> list[ErrorData]:
         """The errors about ``node_id`` in ``level`` (not those inside its own subgraph)."""
         return [
             error
@@ -285,7 +298,7 @@ class Stale:
     rejected_fields: list[tuple[str, str]] = field(default_factory=list)
 
 
-def error_node(error: dict[str, Any]) -> str | None:
+def error_node(error: ErrorData) -> str | None:
     """The node an error is about: its ``node``, or the source of its ``edge``."""
     if "node" in error:
         return str(error["node"])
@@ -295,16 +308,47 @@ def error_node(error: dict[str, Any]) -> str | None:
     return None
 
 
-def _node_url(page: str) -> Callable[[tuple[str, ...], str], str | None] | None:
+def level_query(level: SubgraphPath) -> str:
+    """The query-string parameters that name a document level (``&in=<owner>`` each)."""
+    return "".join(f"&in={quote(owner, safe='')}" for owner in level)
+
+
+def node_link(page: str, node_id: str, level: SubgraphPath = ()) -> str:
+    """The editor page at ``node_id``'s form (a node inside a subgraph body has a form of its
+    own, at its level)."""
+    return f"{page}?node={quote(node_id, safe='')}{level_query(level)}"
+
+
+def _node_url(page: str) -> Callable[[SubgraphPath, str], str | None] | None:
     if not page:
         return None
 
-    def url(level: tuple[str, ...], node_id: str) -> str:
-        # A node inside a subgraph body has a form of its own, at its level.
-        owners = "".join(f"&in={quote(owner, safe='')}" for owner in level)
-        return f"{page}?node={quote(node_id, safe='')}{owners}"
+    def url(level: SubgraphPath, node_id: str) -> str:
+        return node_link(page, node_id, level)
 
     return url
+
+
+def draw_canvas(checked: CheckedDraft) -> DrawnCanvas | None:
+    """The canvas of ``checked`` (``None``: nothing to draw), laid out now: at the kept
+    layout's places while the structure stays (``neato -n2``), else laid out again by ``dot``
+    and that layout kept with the draft. Runs Graphviz (or reads its cache): an answer calls
+    it before rendering, and only for a canvas it sends."""
+    source = checked.canvas_source
+    if source is None:
+        return None
+    if checked.graph is None:
+        return render(source)
+    drawn, layout = render_editor(
+        source,
+        checked.graph,
+        errors=checked.validation.get("errors", ()),
+        node_url=_node_url(checked.page_url),
+        held=checked.held_nodes,
+    )
+    if layout is not None:
+        documents.keep_layout(checked.slug, layout)
+    return drawn
 
 
 def _with_verdict(draft: ParsedDraft, validation: dict[str, Any]) -> CheckedDraft:
@@ -322,13 +366,13 @@ def check_draft(draft: ParsedDraft) -> CheckedDraft:
     return _with_verdict(draft, validate_graph_document(draft.text))
 
 
-def load_checked_draft(user: Any, slug: str, page_url: str = "") -> CheckedDraft:
+def load_checked_draft(user: ActingUser, slug: str, page_url: str = "") -> CheckedDraft:
     """The draft as it is now, validated (raises ``UnknownDocument``)."""
     return check_draft(open_draft(user, slug, page_url))
 
 
 def _save(
-    user: Any,
+    user: ActingUser,
     current: ParsedDraft,
     text: str,
     revision: int | None,
@@ -354,11 +398,15 @@ def _save(
     except StaleDraft:
         newer = load_checked_draft(user, current.slug, current.page_url)
         return Stale(newer, rejected=text, rejected_fields=rejected_fields)
+    parse_error = None
+    if graph is None:
+        graph, parse_error = _read(saved.text)
     draft = replace(
         current,
         text=saved.text,
         revision=saved.revision,
-        graph=graph if graph is not None else _parsed(saved.text),
+        graph=graph,
+        parse_error=parse_error,
         held=saved.held,
         can_undo=True,
         can_redo=False,
@@ -367,7 +415,7 @@ def _save(
 
 
 def apply_edit(
-    user: Any,
+    user: ActingUser,
     current: ParsedDraft,
     revision: int | None,
     edit: Edit,
@@ -413,19 +461,19 @@ def apply_edit(
 
 
 def save_text(
-    user: Any, current: ParsedDraft, revision: int | None, text: str
+    user: ActingUser, current: ParsedDraft, revision: int | None, text: str
 ) -> CheckedDraft | Stale:
     """The **JSON** tab: the whole draft as typed, saved even when it does not parse.
 
     Typing is kept as one revision while the text parses, and as another while it does not,
     so the last draft that parsed stays in the history (the greyed canvas shows it)."""
-    graph = _parsed(text)
+    graph, _ = _read(text)
     coalesce = "json:parses" if graph is not None else "json:broken"
     return _save(user, current, text, revision, [], graph=graph, coalesce=coalesce)
 
 
 def discard_changes(
-    user: Any, current: ParsedDraft, revision: int | None
+    user: ActingUser, current: ParsedDraft, revision: int | None
 ) -> CheckedDraft | Stale | None:
     """Reset the draft to the latest frozen version (``None`` when nothing is frozen)."""
     if current.latest_graph is None:
@@ -437,7 +485,11 @@ def discard_changes(
 
 
 def step_history(
-    user: Any, current: ParsedDraft, revision: int | None, how: str, number: int | None = None
+    user: ActingUser,
+    current: ParsedDraft,
+    revision: int | None,
+    how: str,
+    number: int | None = None,
 ) -> CheckedDraft | Stale:
     """**Undo**, **Redo**, or restore revision ``number`` (``how``: undo, redo, restore); raises
     ``NothingToUndo``/``NothingToRedo`` (``InvalidRequest``) when there is nothing to do."""

@@ -29,7 +29,7 @@ from editor.graph import (
 )
 from editor.models import FrozenGraph
 from editor.services import quotas
-from editor.services.access import can_author
+from editor.services.access import ActingUser, author_of, can_author
 from editor.services.errors import InvalidGraph, InvalidRequest, NotAllowed, UnknownGraph
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, encode_cursor
 from editor.services.storable import nul_path
@@ -111,7 +111,7 @@ def check_graph(data: bytes | str) -> Graph:
     return graph
 
 
-def save_graph(graph: Graph, *, by: Any = None) -> StoredGraph:
+def save_graph(graph: Graph, *, by: ActingUser | None = None) -> StoredGraph:
     """Store a valid graph unless its hash is stored already (the first copy is kept).
 
     Safe under concurrent calls: the hash is the primary key, so of two writers of one
@@ -131,7 +131,7 @@ def save_graph(graph: Graph, *, by: Any = None) -> StoredGraph:
                 hash=digest,
                 canonical=canonical,
                 summary=summary,
-                created_by=by if getattr(by, "pk", None) else None,
+                created_by=author_of(by),
             )
             quotas.charge_bytes(by, len(canonical), "storing this graph")
     except IntegrityError:
@@ -142,7 +142,7 @@ def save_graph(graph: Graph, *, by: Any = None) -> StoredGraph:
     return StoredGraph(digest, created=True)
 
 
-def store_graph(user: Any, data: bytes | str) -> StoredGraph:
+def store_graph(user: ActingUser, data: bytes | str) -> StoredGraph:
     """``POST /v1/graphs``: parse strictly, validate, store content-addressed."""
     if not can_author(user):
         raise NotAllowed()

@@ -32,6 +32,7 @@ from django.db.models import QuerySet
 from editor.graph import Graph, MalformedDocument, diff_graphs, parse_document
 from editor.models import Document, DraftRevision, Version
 from editor.services import quotas
+from editor.services.access import ActingUser, author_of
 from editor.services.errors import InvalidRequest
 from editor.services.storable import storable_text
 
@@ -120,7 +121,7 @@ def edit_step(
     current: int,
     *,
     summary: str,
-    user: Any,
+    user: ActingUser | None,
     now: datetime,
     coalesce: str = "",
     kind: str = "edit",
@@ -184,7 +185,7 @@ def redo_plan(document: Document, current: int) -> Planned:
 
 
 def restore_plan(
-    document: Document, current: int, number: int, *, user: Any, now: datetime
+    document: Document, current: int, number: int, *, user: ActingUser | None, now: datetime
 ) -> Planned:
     target = _row(document, number)
     if target is None:
@@ -202,7 +203,7 @@ def record(
     valid: bool,
     error_count: int,
     size: int,
-    user: Any,
+    user: ActingUser | None,
     now: datetime,
 ) -> None:
     """Keep revision ``number``, then prune the oldest beyond the bound."""
@@ -227,7 +228,7 @@ def record(
         error_count=error_count,
         size=size,
         created_at=now,
-        created_by=user if getattr(user, "pk", None) else None,
+        created_by=author_of(user),
     )
     bound = settings.GATEHOUSE_DRAFT_HISTORY
     rows = DraftRevision.objects.filter(document=document)

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from editor.models import Document, DocumentAlias, Draft, DraftRevision
 from editor.services import documents, quotas
+from editor.services.access import ActingUser
 from editor.services.documents.rows import (
     MAX_TITLE_LENGTH,
     author_of,
@@ -25,8 +26,9 @@ from editor.services.documents.rows import (
     derive_slug,
     document_row,
     require_author,
+    slug_free,
 )
-from editor.services.errors import SlugTaken
+from editor.services.errors import NoFreeSlug, SlugTaken
 
 __all__ = [
     "Deleted",
@@ -46,17 +48,8 @@ class Deleted:
     versions_kept: int
 
 
-def _slug_free(slug: str, document: Document | None = None) -> bool:
-    documents_with_it = Document.objects.filter(slug=slug)
-    aliases = DocumentAlias.objects.filter(slug=slug)
-    if document is not None:
-        documents_with_it = documents_with_it.exclude(pk=document.pk)
-        aliases = aliases.exclude(document=document)
-    return not documents_with_it.exists() and not aliases.exists()
-
-
 def update_document(
-    user: Any,
+    user: ActingUser,
     slug: str,
     *,
     title: str | None = None,
@@ -71,7 +64,7 @@ def update_document(
         changes["title"] = check_title(title)
     if new_slug is not None and new_slug != document.slug:
         check_slug(new_slug)
-        if not _slug_free(new_slug, document):
+        if not slug_free(new_slug, document):
             raise SlugTaken(new_slug)
         changes["slug"] = new_slug
     if archived is not None:
@@ -93,27 +86,23 @@ def update_document(
     return documents.get_document(changes.get("slug", document.slug))
 
 
-def duplicate_document(user: Any, slug: str, *, title: str | None = None) -> documents.DocumentInfo:
+def duplicate_document(
+    user: ActingUser, slug: str, *, title: str | None = None
+) -> documents.DocumentInfo:
     """A new document whose draft is a copy of this one's (its history starts afresh)."""
     require_author(user)
     document = document_row(slug)
     copy_title = check_title(title) if title else f"Copy of {document.title}"[:MAX_TITLE_LENGTH]
-    base = derive_slug(copy_title)
     summary = f"duplicated from `{document.slug}` (revision {document.draft.revision})"
-    for attempt in range(1, 100):
-        candidate = base if attempt == 1 else f"{base[:60]}-{attempt}"
-        if not _slug_free(candidate):
-            continue
-        try:
-            return documents.create_document(
-                user, title=copy_title, slug=candidate, text=document.draft.text, summary=summary
-            )
-        except SlugTaken:
-            continue
-    raise SlugTaken(base)
+    try:
+        return documents.new_document(
+            user, title=copy_title, text=document.draft.text, summary=summary
+        )
+    except NoFreeSlug:
+        raise SlugTaken(derive_slug(copy_title)) from None
 
 
-def delete_document(user: Any, slug: str) -> Deleted:
+def delete_document(user: ActingUser, slug: str) -> Deleted:
     """Delete the draft and its history; frozen versions (and the runs of them) stay."""
     require_author(user)
     document = document_row(slug)

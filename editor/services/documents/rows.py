@@ -4,12 +4,12 @@ one), who may change it, and the rules for titles, slugs and draft texts."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterator
 
 from django.utils.text import slugify
 
 from editor.models import Document, DocumentAlias
-from editor.services.access import can_author
+from editor.services.access import ActingUser, author_of, can_author
 from editor.services.errors import InvalidRequest, NotAllowed, UnknownDocument
 from editor.services.storable import NUL
 
@@ -17,30 +17,30 @@ __all__ = [
     "MAX_SLUG_LENGTH",
     "MAX_TITLE_LENGTH",
     "SLUG",
+    "SLUG_ATTEMPTS",
     "author_of",
     "check_slug",
     "check_text",
     "check_title",
     "derive_slug",
     "document_row",
+    "free_slugs",
     "renamed_to",
     "require_author",
+    "slug_free",
 ]
 
 MAX_TITLE_LENGTH = 200
 MAX_SLUG_LENGTH = 64
 SLUG = re.compile(r"[a-z0-9-]{1,64}")
 _DASHES = re.compile(r"[-_]+")
+#: How many slugs a new document whose slug is derived may try: its own, then ``-2`` … ``-99``.
+SLUG_ATTEMPTS = 99
 
 
-def require_author(user: Any) -> None:
+def require_author(user: ActingUser) -> None:
     if not can_author(user):
         raise NotAllowed()
-
-
-def author_of(user: Any) -> Any:
-    """The user to record as the author of a change (``None`` for the command line)."""
-    return user if getattr(user, "pk", None) else None
 
 
 def derive_slug(title: str) -> str:
@@ -48,6 +48,25 @@ def derive_slug(title: str) -> str:
     slug = _DASHES.sub("-", slugify(title)).strip("-")
     slug = slug[:MAX_SLUG_LENGTH].rstrip("-")
     return slug or "graph"
+
+
+def free_slugs(base: str) -> Iterator[str]:
+    """The slugs a document derived from the same title may take, in order, that no document
+    and no old slug holds now: ``base``, then ``base-2`` … ``base-99`` (cut to fit)."""
+    for attempt in range(1, SLUG_ATTEMPTS + 1):
+        candidate = base if attempt == 1 else f"{base[:60]}-{attempt}"
+        if slug_free(candidate):
+            yield candidate
+
+
+def slug_free(slug: str, document: Document | None = None) -> bool:
+    """No document (but ``document``) has ``slug``, and no document's old slug leads from it."""
+    documents_with_it = Document.objects.filter(slug=slug)
+    aliases = DocumentAlias.objects.filter(slug=slug)
+    if document is not None:
+        documents_with_it = documents_with_it.exclude(pk=document.pk)
+        aliases = aliases.exclude(document=document)
+    return not documents_with_it.exists() and not aliases.exists()
 
 
 def check_slug(slug: str) -> str:

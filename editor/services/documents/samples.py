@@ -33,6 +33,7 @@ from editor.presentation.approval_forms import (
     with_post,
 )
 from editor.presentation.typed import read_typed_json
+from editor.services.access import ActingUser, author_of
 from editor.services.documents.drafts import parsed_draft
 from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import InvalidRequest
@@ -72,14 +73,15 @@ class SampleSet:
     last: str | None
 
 
-def list_samples(user: Any, slug: str) -> SampleSet:
+def list_samples(user: ActingUser, slug: str) -> SampleSet:
     """``GET /v1/documents/{slug}/samples``."""
     document = document_row(slug)
     samples = [Sample(row.name, row.input) for row in SampleInput.objects.filter(document=document)]
     last = None
-    if getattr(user, "pk", None) is not None:
+    person = author_of(user)
+    if person is not None:
         last = (
-            LastSample.objects.filter(document=document, user=user)
+            LastSample.objects.filter(document=document, user=person)
             .values_list("name", flat=True)
             .first()
         )
@@ -88,7 +90,7 @@ def list_samples(user: Any, slug: str) -> SampleSet:
     return SampleSet(samples, last)
 
 
-def put_samples(user: Any, slug: str, samples: Any) -> SampleSet:
+def put_samples(user: ActingUser, slug: str, samples: Any) -> SampleSet:
     """``PUT /v1/documents/{slug}/samples``: the document's samples become exactly
     ``samples`` (``[{"name", "input"}]``, in order), each checked; nothing changes when one is
     refused (:class:`InvalidRequest` naming it)."""

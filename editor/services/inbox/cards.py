@@ -15,18 +15,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from editor.engine.approvals import LEGACY
 from editor.graph import JsonError, read_json
 from editor.presentation import approval_forms
 from editor.presentation.approval_forms import ApprovalForm
 from editor.presentation.typed import decimal_number, read_typed_json
 from editor.services import inbox, links
-from editor.services.access import can_resolve, can_resolve_any
-from editor.services.errors import InvalidRequest, InvalidResume, NotAllowed, NotSuspended
+from editor.services.access import ActingUser, can_resolve, can_resolve_any
+from editor.services.errors import (
+    AlreadyVoted,
+    FourEyes,
+    InvalidRequest,
+    InvalidResume,
+    NotAllowed,
+    NotAnApprover,
+    NotSuspended,
+    ServiceError,
+)
 from editor.services.inbox import InboxItem
 from editor.services.inbox import log as inbox_log
 from editor.services.inbox.log import Decision
 from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
-from editor.services.runs import resolutions
+from editor.services.runs import approvals, resolutions
+from editor.services.runs.approvals import Decider
 
 __all__ = ["Card", "card", "cards", "resolve_card"]
 
@@ -51,32 +62,70 @@ class Card:
     output_text: str = ""
     errors: dict[str, list[str]] = field(default_factory=dict)
     general: list[str] = field(default_factory=list)
+    #: Why the approval policy keeps this person from deciding the gate now
+    #: (``not_an_approver``, ``four_eyes``, ``already_voted``), and what it says.
+    refusal_code: str | None = None
+    refusal: str | None = None
 
     @property
     def scope_json(self) -> str:
         return json.dumps(self.item.scope) if self.item and self.item.scope else ""
 
 
-def card(item: InboxItem, *, may_resolve: bool) -> Card:
+def card(item: InboxItem, *, may_resolve: bool, refused: ServiceError | None = None) -> Card:
     """The card of a pending item, as the inbox first shows it (``may_resolve``: with its
-    form, for someone who may resolve it)."""
+    form, for someone who may resolve it; ``refused``: why the gate's approval policy keeps
+    this person from deciding it now)."""
     form = None
-    if item.kind == "gate":
+    if item.kind == "gate" and may_resolve and refused is None:
         form = approval_forms.approval_form(item.input_schema, item.value)
     return Card(
         card_id=item.card_id,
         item=item,
-        may_resolve=may_resolve,
+        may_resolve=may_resolve and refused is None,
         form=form,
         limit_text=str(item.suggested_limit) if item.kind == "budget" else "",
         output_text="",
+        refusal_code=_REFUSAL_CODES.get(type(refused)) if refused is not None else None,
+        refusal=_sentence(str(refused)) if refused is not None else None,
     )
 
 
-def cards(user: Any, items: list[InboxItem]) -> list[Card]:
-    # One permission check per kind of item, not per card.
+#: The policy's refusals, by the code the API gives them.
+_REFUSAL_CODES: dict[type[ServiceError], str] = {
+    NotAnApprover: "not_an_approver",
+    FourEyes: "four_eyes",
+    AlreadyVoted: "already_voted",
+}
+
+
+def _sentence(text: str) -> str:
+    return f"{text[:1].upper()}{text[1:]}."
+
+
+def _gate_refusal(person: Decider, item: InboxItem) -> ServiceError | None:
+    check = approvals.GateCheck(
+        node=item.node,
+        policy=item.policy or LEGACY,
+        starter=item.starter,
+        authors=approvals.authors_of(item.recorded_policy),
+        votes=item.votes,
+    )
+    return approvals.refusal(person, check)
+
+
+def cards(user: ActingUser, items: list[InboxItem]) -> list[Card]:
+    """The cards of a page: one permission check per kind of item, and for each gate the
+    check of its approval policy (the person's groups read once)."""
     allowed = {kind: can_resolve(user, kind) for kind in {item.kind for item in items}}
-    return [card(item, may_resolve=allowed[item.kind]) for item in items]
+    person = approvals.decider(user) if allowed.get("gate") else None
+    shown = []
+    for item in items:
+        refused = None
+        if item.kind == "gate" and person is not None and allowed["gate"]:
+            refused = _gate_refusal(person, item)
+        shown.append(card(item, may_resolve=allowed[item.kind], refused=refused))
+    return shown
 
 
 #: A scope names the map items and fold passes a gate waits inside: never this deep.
@@ -181,7 +230,7 @@ def _with_violations(
     return replace(base, output_text=str(post.get("output", "")), errors={"output": messages})
 
 
-def resolve_card(user: Any, run_id: str, post: Mapping[str, str]) -> Card:
+def resolve_card(user: ActingUser, run_id: str, post: Mapping[str, str]) -> Card:
     """Resolve the item a submitted card names (``node``, ``scope``, ``seq`` in ``post``, the
     card's fields by name).
 
@@ -197,6 +246,10 @@ def resolve_card(user: Any, run_id: str, post: Mapping[str, str]) -> Card:
         return _taken(user, run_id, node, scope, card_id)
     if not can_resolve(user, item.kind):
         raise NotAllowed()
+    if item.kind == "gate":
+        refused = _gate_refusal(approvals.decider(user), item)
+        if refused is not None:
+            return card(item, may_resolve=True, refused=refused)
     base = card(item, may_resolve=True)
     if item.kind == "gate":
         value, problem_card = _gate_input(item, post, base)
@@ -220,10 +273,15 @@ def resolve_card(user: Any, run_id: str, post: Mapping[str, str]) -> Card:
         return _with_violations(base, item, post, [{"path": "$", "message": f"{error}."}])
     except NotSuspended as error:
         return Card(card_id, item=item, taken_by=error.resolved_by, taken_at=error.resolved_at)
-    return Card(card_id, item=item, receipt=inbox_log.receipt(item.run, item.graph_hash, recorded))
+    except (NotAnApprover, FourEyes, AlreadyVoted) as error:
+        # Another answer of this person, counted meanwhile (a second tab): nothing recorded.
+        return card(item, may_resolve=True, refused=error)
+    policy = item.policy.as_json() if item.policy and item.recorded_policy is not None else None
+    receipt = inbox_log.receipt(item.run, item.graph_hash, recorded, policy)
+    return Card(card_id, item=item, receipt=receipt)
 
 
-def _taken(user: Any, run_id: str, node: str | None, scope: Any, card_id: str) -> Card:
+def _taken(user: ActingUser, run_id: str, node: str | None, scope: Any, card_id: str) -> Card:
     """The card of an item that no longer waits: who resolved it and when, read back from
     the log. Only someone who may resolve something is told."""
     if not can_resolve_any(user):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from editor.engine.approvals import GatePolicy
 from editor.engine.history import event_time
 from editor.graph import short_hash
 from editor.graph.jsonio import pretty_json
@@ -42,6 +43,24 @@ class InboxItem:
     tool: str | None = None
     call: Any = None
     tool_input: Any = None
+    #: A gate's approval policy, as its run recorded it (``None`` for other kinds), the votes
+    #: already cast (``{"by", "at", "seq"}``), who started the run (a user id) and the
+    #: authors of its version: what the check of who may decide reads.
+    policy: GatePolicy | None = None
+    votes: tuple[dict[str, Any], ...] = ()
+    starter: Any = None
+    recorded_policy: Any = None
+
+    @property
+    def approvals_needed(self) -> int:
+        """How many more approvals the gate needs (0 for anything but a gate)."""
+        if self.policy is None:
+            return 0
+        return max(0, self.policy.quorum - len(self.votes))
+
+    @property
+    def voters(self) -> str:
+        return ", ".join(str(vote.get("by")) for vote in self.votes)
 
     @property
     def card_id(self) -> str:

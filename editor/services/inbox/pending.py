@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, Q
 
+from editor.engine.approvals import gate_policy_of
 from editor.engine.states import PARKED
 from editor.engine.status import scope_key
 from editor.models import Run, RunEvent, Version
@@ -68,6 +69,7 @@ def _item(
 ) -> InboxItem:
     slug, title, number = label
     node = str(raw.get("node"))
+    gate = raw.get("kind") == "gate" and raw.get("wait") != "signal"
     return InboxItem(
         kind=str(raw.get("kind")),
         run=str(run.id),
@@ -88,6 +90,10 @@ def _item(
         tool=raw.get("tool"),
         call=raw.get("call"),
         tool_input=raw.get("input"),
+        policy=gate_policy_of(run.approval_policy, node) if gate else None,
+        votes=tuple(raw.get("votes") or ()) if gate else (),
+        starter=run.created_by_id,
+        recorded_policy=run.approval_policy if gate else None,
     )
 
 
@@ -133,7 +139,17 @@ def _parked_runs() -> Any:
     return (
         _parked()
         .select_related("document")
-        .only("id", "graph", "status", "parked_at", "document", "document__slug", "document__title")
+        .only(
+            "id",
+            "graph",
+            "status",
+            "parked_at",
+            "document",
+            "document__slug",
+            "document__title",
+            "approval_policy",
+            "created_by",
+        )
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from editor.models import AgentDefinition
-from editor.services.access import can_operate
+from editor.services.access import ActingUser, can_operate
 from editor.services.documents.graphs import check_graph, is_graph_hash, save_graph
 from editor.services.errors import NotAllowed, UnknownAgent
 from editor.services.runs import start_run
@@ -37,7 +37,7 @@ def agent_graph_document(agent: str) -> bytes:
     )
 
 
-def start_agent_run(user: Any, agent: Any, input: Any = None, labels: Any = None) -> RunInfo:
+def start_agent_run(user: ActingUser, agent: Any, input: Any = None, labels: Any = None) -> RunInfo:
     """Start a run of the stored agent ``agent``: ``UnknownAgent`` (``404 unknown_agent``)
     when no agent is stored under it; every other refusal is :func:`start_run`'s."""
     if not can_operate(user):

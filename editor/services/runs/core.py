@@ -32,7 +32,8 @@ from editor.engine.summary import call_counts, pending_call, usage_of
 from editor.graph import MalformedDocument, parse_document
 from editor.models import Document, Run, RunEvent
 from editor.services import quotas
-from editor.services.access import can_operate
+from editor.services.access import ActingUser, author_of, can_operate
+from editor.services.documents import run_policies
 from editor.services.documents.graphs import load_graph, validate_graph_document
 from editor.services.errors import (
     InputTooLarge,
@@ -264,7 +265,7 @@ def check_labels(labels: Any) -> dict[str, str]:
 
 
 def start_run(
-    user: Any,
+    user: ActingUser,
     graph_hash: str,
     input: Any = None,  # the spec's name for it
     labels: Any = None,
@@ -291,7 +292,6 @@ def start_run(
             f"the input cannot contain NUL (U+0000) characters (at `{where or '$'}`)", "input"
         )
     graph = load_graph(graph_hash)  # UnknownGraph
-    _check_start_size(graph_hash, input, checked_labels)
     problems = resolve_names(graph, installation())
     if problems:
         raise NotRunnable(list(problems))
@@ -301,6 +301,10 @@ def start_run(
             document = Document.objects.get(slug=document_slug)
         except Document.DoesNotExist:
             raise UnknownDocument(document_slug) from None
+    # The approval policy in force now, recorded in the run's first event: a test run's gates
+    # are its author's alone, as before policies (docs/inbox.md, *Approval policies*).
+    policy = run_policies.bound_policy(document, graph_hash, graph) if test is None else None
+    _check_start_size(graph_hash, input, checked_labels, policy)
     with transaction.atomic():
         # GATEHOUSE_RATE_RUNS_PER_HOUR: refused, the count rolls back with the rest.
         quotas.count_run_start(user)
@@ -311,25 +315,31 @@ def start_run(
             labels=checked_labels,
             state=RunState.QUEUED.value,
             status={"state": RunState.QUEUED.value},
-            created_by=user if getattr(user, "pk", None) else None,
+            created_by=author_of(user),
             test_revision=test.revision if test is not None else None,
             test_pins=dict(test.pins) if test is not None else {},
             test_node=(test.node or "") if test is not None else "",
             agent=agent,
+            approval_policy=policy,
         )
         run_id = str(run.id)
-        first = start_event(run_id, graph_hash, input, checked_labels or None, timezone.now())
+        first = start_event(
+            run_id, graph_hash, input, checked_labels or None, timezone.now(), policy
+        )
         store().record(run_id, [first], run_status([first]))
         enqueue_run(run_id)
         started = info(Run.objects.select_related("document").get(pk=run.pk))
     return started
 
 
-def _check_start_size(graph_hash: str, input: Any, labels: dict[str, str]) -> None:
+def _check_start_size(
+    graph_hash: str, input: Any, labels: dict[str, str], policy: dict[str, Any] | None
+) -> None:
     """The input's own cap, checked now rather than when a worker writes past it: the
-    ``GraphRunStarted`` event must fit ``GATEHOUSE_EVENT_MAX_BYTES`` like every event."""
+    ``GraphRunStarted`` event (with the approval policy it records) must fit
+    ``GATEHOUSE_EVENT_MAX_BYTES`` like every event."""
     limit = settings.GATEHOUSE_EVENT_MAX_BYTES
-    payload = start_event("", graph_hash, input, labels or None, timezone.now()).payload
+    payload = start_event("", graph_hash, input, labels or None, timezone.now(), policy).payload
     size = len(orjson.dumps(payload))
     if size > limit:
         raise InputTooLarge(size, limit)

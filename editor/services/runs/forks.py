@@ -21,11 +21,12 @@ from django.db import transaction
 from editor.drives import enqueue_run
 from editor.engine import ForkPlan, fork_events, plan_fork, resolve_names
 from editor.engine import errors as engine
-from editor.engine.ports import RunRecord
+from editor.engine.ports import Envelope, RunRecord
 from editor.engine.states import RunState
 from editor.models import Run
 from editor.services import quotas
-from editor.services.access import can_operate
+from editor.services.access import ActingUser, author_of, can_operate
+from editor.services.documents import run_policies
 from editor.services.documents.graphs import load_graph
 from editor.services.errors import (
     ForkHazard,
@@ -61,7 +62,7 @@ class ForkOutcome:
     forked_from: dict[str, Any]
 
 
-def _origin(user: Any, run_id: str) -> tuple[Run, RunRecord]:
+def _origin(user: ActingUser, run_id: str) -> tuple[Run, RunRecord]:
     if not can_operate(user):
         raise NotAllowed()
     row = run_row(run_id)  # UnknownRun
@@ -80,7 +81,7 @@ def _plan(record: RunRecord, from_node: str, acknowledged: Iterable[int]) -> For
 
 
 def preview_fork(
-    user: Any, run_id: str, from_node: str, acknowledged: Iterable[int] = ()
+    user: ActingUser, run_id: str, from_node: str, acknowledged: Iterable[int] = ()
 ) -> dict[str, Any]:
     """What a fork of ``run_id`` from ``from_node`` would hold and run again (the reference
     client's ``ForkPreview``); nothing is created. The refusals are a fork's own."""
@@ -89,7 +90,7 @@ def preview_fork(
 
 
 def fork_run(
-    user: Any, run_id: str, from_node: str, acknowledged: Iterable[int] = ()
+    user: ActingUser, run_id: str, from_node: str, acknowledged: Iterable[int] = ()
 ) -> ForkOutcome:
     """Fork ``run_id`` from ``from_node``: store the new run with its opening events and hand it
     to a worker. Refused, with nothing created, for a node that is no boundary the origin
@@ -138,10 +139,17 @@ def store_fork(
     if graph_hash != record.graph_hash:
         first = events[0]
         events[0] = replace(first, payload={**first.payload, "graph_hash": graph_hash})
-    problems = resolve_names(load_graph(graph_hash), installation())
+    graph = load_graph(graph_hash)
+    problems = resolve_names(graph, installation())
     if problems:
         raise NotRunnable(list(problems))
     forked_from = plan.origin_record()
+    # A fork is a run started now: it records the approval policy in force now (the origin
+    # keeps its own), as a test run's fork records none.
+    policy = None
+    if test is None:
+        policy = run_policies.bound_policy(origin.document, graph_hash, graph)
+    events = [_with_policy(events[0], policy), *events[1:]]
     with transaction.atomic():
         quotas.count_run_start(user)  # a fork is a run started: GATEHOUSE_RATE_RUNS_PER_HOUR
         Run.objects.create(
@@ -152,20 +160,29 @@ def store_fork(
             labels=dict(record.labels),
             state=RunState.QUEUED.value,
             status={"state": RunState.QUEUED.value},
-            created_by=user if getattr(user, "pk", None) else None,
+            created_by=author_of(user),
             origin=origin,
             forked_from=forked_from,
             agent=origin.agent,  # a fork of an agent run is a run of the same agent
             test_revision=test.revision if test is not None else None,
             test_pins=dict(test.pins) if test is not None else {},
             test_node=(test.node or "") if test is not None else "",
+            approval_policy=policy,
         )
         store().record(child_id, events, status)
         enqueue_run(child_id)
     return ForkOutcome(child_id, str(status["state"]), forked_from)
 
 
-def run_again(user: Any, run_id: str) -> RunInfo:
+def _with_policy(first: Envelope, policy: dict[str, Any] | None) -> Envelope:
+    """The fork's ``GraphRunStarted`` with its own approval policy instead of its origin's."""
+    payload = {key: value for key, value in first.payload.items() if key != "approval_policy"}
+    if policy is not None:
+        payload["approval_policy"] = policy
+    return replace(first, payload=payload)
+
+
+def run_again(user: ActingUser, run_id: str) -> RunInfo:
     """A new run of ``run_id``'s graph with the same input and labels (and document), started
     afresh (``start_run``'s checks and refusals)."""
     if not can_operate(user):

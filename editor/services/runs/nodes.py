@@ -25,7 +25,7 @@ from editor.engine.routing import Routing
 from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, scope_key
 from editor.graph import MISSING
 from editor.graph.jsonio import pretty_json
-from editor.graph.model import Node
+from editor.graph.model import Node, SubgraphPath
 from editor.services.errors import InvalidRequest
 from editor.services.runs.log_reads import log_envelopes
 from editor.services.runs.pages import is_forkable, run_graph, run_trace_of
@@ -158,7 +158,7 @@ class InstanceView:
 @dataclass(slots=True)
 class NodeDetail:
     run: RunInfo
-    level: tuple[str, ...]
+    level: SubgraphPath
     node: Node
     state: str | None
     instances: list[InstanceView]
@@ -234,10 +234,21 @@ def _waits(events: Sequence[Envelope]) -> list[str]:
         payload = envelope.payload
         if envelope.kind == "Suspended":
             notes.append(f"Waited for a decision: {payload.get('reason')}")
+        elif envelope.kind == "ApprovalVoted":
+            comment = payload.get("comment")
+            said = f" (“{comment}”)" if comment else ""
+            notes.append(
+                f"Approved by {payload.get('by')}{said}, of {payload.get('quorum')} needed"
+            )
         elif envelope.kind == "Resumed":
             comment = payload.get("comment")
             said = f" (“{comment}”)" if comment else ""
-            notes.append(f"Decided by {payload.get('by')}{said}")
+            votes = payload.get("votes")
+            votes = votes if isinstance(votes, list) else []
+            after = ", ".join(str(vote.get("by")) for vote in votes if isinstance(vote, dict))
+            notes.append(
+                f"Decided by {payload.get('by')}{said}" + (f", after {after}" if after else "")
+            )
         elif envelope.kind == "BudgetExceeded":
             budget = payload.get("budget") or {}
             notes.append(

@@ -30,7 +30,14 @@ from editor.engine.status import instant
 from editor.graph import Graph
 from editor.graph.dot import RunMarks
 from editor.graph.jsonio import pretty_json
-from editor.graph.model import FoldNode, MapNode, NodeBody, SubgraphBody, input_schema_of
+from editor.graph.model import (
+    FoldNode,
+    MapNode,
+    NodeBody,
+    SubgraphBody,
+    SubgraphPath,
+    input_schema_of,
+)
 from editor.models import Run, RunEvent
 from editor.services import runs
 from editor.services.documents import canvas, graphs
@@ -195,7 +202,7 @@ def _trace(run_id: str, count: int, state: str, graph_hash: str) -> RunTrace:
     return run_trace(graph_levels, _trace_events(run_id, count), state)
 
 
-def canvas_link(level: tuple[str, ...], node: str) -> str:
+def canvas_link(level: SubgraphPath, node: str) -> str:
     """A node's detail, relative to the run's page (so the drawing is the same for every run
     in the same state, and its layout is cached once)."""
     return "node/?" + urlencode([*(("in", owner) for owner in level), ("node", node)])

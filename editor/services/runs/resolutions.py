@@ -23,15 +23,24 @@ from django.db import transaction
 from django.utils import timezone
 
 from editor.drives import enqueue_run
-from editor.engine import prepare_abandon, prepare_resume, prepare_wake, run_status
+from editor.engine import errors as engine_errors
+from editor.engine import (
+    prepare_abandon,
+    prepare_decision,
+    prepare_resume,
+    prepare_wake,
+    run_status,
+)
 from editor.engine.errors import InvalidResumeInput, NotParked, RunLost, TransitionRefused
 from editor.engine.ports import Envelope
 from editor.engine.states import PARKED, RunState
-from editor.engine.status import instant, scope_key
+from editor.engine.status import VOTE_KINDS, instant, scope_key
 from editor.models import Run
-from editor.services.access import can_operate, can_resolve, can_resolve_any
+from editor.presentation.approval_forms import decision_key
+from editor.services.access import ActingUser, can_operate, can_resolve, can_resolve_any
 from editor.services.errors import (
     AlreadyFinished,
+    AlreadyVoted,
     InvalidRequest,
     InvalidResume,
     NotAllowed,
@@ -40,6 +49,7 @@ from editor.services.errors import (
     StillSleeping,
     WrongState,
 )
+from editor.services.runs import approvals
 from editor.services.runs.rows import public_status, record, run_row, store
 from editor.services.storable import check_storable
 
@@ -57,6 +67,10 @@ __all__ = [
 #: worker appends once per engine step, so losing this many times in a row means the run is
 #: appending far faster than any real step; the caller is told to try again.
 _ABANDON_ATTEMPTS = 10
+#: How often a decision is prepared again when another writer took its position first. A gate
+#: takes at most five votes, so a decision that keeps losing is losing to a run that appends
+#: far faster than people decide; the caller is told to try again.
+_DECIDE_ATTEMPTS = 10
 
 _PARKED = frozenset(state.value for state in PARKED)
 _DRIVABLE = frozenset({RunState.QUEUED.value, RunState.RUNNING.value})
@@ -99,7 +113,7 @@ class ResolveOutcome:
     resolved: bool = True
 
 
-def _actor(user: Any) -> str:
+def _actor(user: ActingUser) -> str:
     return str(user.get_username())
 
 
@@ -116,7 +130,7 @@ def _pending_item(status: dict[str, Any], body: dict[str, Any]) -> dict[str, Any
     return None
 
 
-def _check_resolver(user: Any, item: dict[str, Any] | None) -> None:
+def _check_resolver(user: ActingUser, item: dict[str, Any] | None) -> None:
     # Nothing to resolve: the engine says so (409), unless the caller may resolve nothing.
     # A signal wait (spec 08) is an operator's to answer, never an approver's task.
     kind = "signal" if item is not None and item.get("wait") == "signal" else None
@@ -130,7 +144,7 @@ def _test_gate(run: Run, item: dict[str, Any] | None) -> bool:
     return run.test_revision is not None and item is not None and item.get("kind") == "gate"
 
 
-def _check_test_resolver(user: Any, run: Run) -> None:
+def _check_test_resolver(user: ActingUser, run: Run) -> None:
     """A gate of a test run is decided by the author who started it, on the editor or the
     run page, and by no one else: test runs never reach the approvers' inbox."""
     if run.created_by_id is None or run.created_by_id != getattr(user, "pk", None):
@@ -164,7 +178,7 @@ def _budget_input(item: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "input": {"limit": limit}}
 
 
-def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
+def resume(user: ActingUser, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
     """Resolve a parked run (``body``: ``{"input", "comment"?}``) and hand it back to a worker;
     without an ``input``, hand a run that is queued or running to a worker again (the
     reference's recovery of a crashed run: the lease keeps it from being driven twice).
@@ -178,49 +192,83 @@ def resume(user: Any, run_id: str, body: dict[str, Any]) -> ResumeOutcome:
 
 
 def resume_run(
-    user: Any, run: Run, body: dict[str, Any], *, allowed: bool = False
+    user: ActingUser, run: Run, body: dict[str, Any], *, allowed: bool = False
 ) -> tuple[ResumeOutcome, tuple[Envelope, ...]]:
     """:func:`resume` of a run its caller has read, with the events it recorded (none when it
-    only handed a run back to a worker). ``allowed``: the caller has checked that ``user`` may
-    resolve the item ``body`` names (an inbox card does, before it reads the form)."""
+    only handed a run back to a worker). ``allowed``: the caller has checked that ``user`` holds
+    the role a budget or a reconciliation needs (an inbox card does, before it reads the form).
+
+    A gate is checked against the approval policy the run recorded, whatever the caller:
+    :func:`editor.services.runs.approvals.check_gate` (``not_an_approver``, ``four_eyes``,
+    ``already_voted``), before anything is recorded. Under a quorum, an approval that does not
+    complete it is recorded as a vote (``ApprovalVoted``) and the run stays parked; the last one
+    resolves the gate. An append that loses its position to another writer (a vote, another
+    item's resolution) is prepared again on the longer log, a bounded number of times: a
+    resolution of the same item makes it :class:`NotSuspended`."""
     check_storable(body)
-    current = record(run)
-    status = run_status(current.events)
     has_input = "input" in body or "extend" in body
-    if not has_input and status["state"] in _DRIVABLE:
-        return _recover(user, current.run_id), ()
-    if status["state"] == RunState.SLEEPING.value:
-        return _wake_if_due(user, current.run_id, status), ()
-    item = _pending_item(status, body)
-    if not allowed and _test_gate(run, item):
-        _check_test_resolver(user, run)
-    elif not allowed:
-        _check_resolver(user, item)
-    if item is not None and not has_input:
-        raise InvalidRequest(
-            f"the run waits at `{item['node']}`: the resume body needs an `input`", "input"
+    for _attempt in range(_DECIDE_ATTEMPTS):
+        current = record(run)
+        status = run_status(current.events)
+        if not has_input and status["state"] in _DRIVABLE:
+            return _recover(user, current.run_id), ()
+        if status["state"] == RunState.SLEEPING.value:
+            return _wake_if_due(user, current.run_id, status), ()
+        item = _pending_item(status, body)
+        if item is not None and body.get("node") is None:
+            # The oldest item, as first read: a later attempt answers that one or says who
+            # did, never the next item, which this caller has not seen.
+            body = {**body, "node": item["node"], "scope": item.get("scope")}
+        quorum, decision = 1, None
+        if _test_gate(run, item):
+            _check_test_resolver(user, run)
+        elif _open_gate(item):
+            assert item is not None
+            policy = approvals.check_gate(user, run.approval_policy, run.created_by_id, item)
+            quorum, decision = policy.quorum, decision_key(item.get("input_schema"))
+        elif not allowed:
+            _check_resolver(user, item)
+        if item is not None and not has_input:
+            raise InvalidRequest(
+                f"the run waits at `{item['node']}`: the resume body needs an `input`", "input"
+            )
+        answer = (
+            _budget_input(item, body) if item is not None and item["kind"] == "budget" else body
         )
-    if item is not None and item["kind"] == "budget":
-        body = _budget_input(item, body)
-    try:
-        events, after = prepare_resume(current, body, _actor(user), timezone.now())
-    except NotParked as error:
-        raise NotSuspended(error.state, error.resolved_by, error.resolved_at) from None
-    except InvalidResumeInput as error:
-        node = item["node"] if item is not None else None
-        kind = item["kind"] if item is not None else "gate"
-        raise InvalidResume(error.violations, node, kind) from None
-    try:
-        with transaction.atomic():
-            store().record(current.run_id, events, after)
-            enqueue_run(current.run_id)
-    except (RunLost, TransitionRefused):
-        # Someone appended first: most likely another resolution of the same suspension.
-        raise _lost_resolution(run, body, user) from None
-    return ResumeOutcome(current.run_id), tuple(events)
+        try:
+            events, after = prepare_decision(
+                current, answer, _actor(user), timezone.now(), quorum=quorum, decision_key=decision
+            )
+        except engine_errors.AlreadyVoted as error:
+            votes = len((item or {}).get("votes") or ())
+            raise AlreadyVoted(str((item or {}).get("node")), error.at, votes, quorum) from None
+        except NotParked as error:
+            raise NotSuspended(error.state, error.resolved_by, error.resolved_at) from None
+        except InvalidResumeInput as error:
+            node = item["node"] if item is not None else None
+            kind = item["kind"] if item is not None else "gate"
+            raise InvalidResume(error.violations, node, kind) from None
+        try:
+            with transaction.atomic():
+                store().record(current.run_id, events, after)
+                if any(envelope.kind not in VOTE_KINDS for envelope in events):
+                    enqueue_run(current.run_id)
+        except (RunLost, TransitionRefused):
+            # Someone appended first: another resolution of the same item (the next attempt
+            # says who), or a vote or another item's resolution (the next attempt counts it).
+            continue
+        if all(envelope.kind in VOTE_KINDS for envelope in events):
+            return ResumeOutcome(current.run_id, str(after["state"]), "voted"), tuple(events)
+        return ResumeOutcome(current.run_id), tuple(events)
+    raise RunBusy()
 
 
-def _wake_if_due(user: Any, run_id: str, status: dict[str, Any]) -> ResumeOutcome:
+def _open_gate(item: dict[str, Any] | None) -> bool:
+    """A gate a person decides (not a signal wait, which a system owes)."""
+    return item is not None and item.get("kind") == "gate" and item.get("wait") != "signal"
+
+
+def _wake_if_due(user: ActingUser, run_id: str, status: dict[str, Any]) -> ResumeOutcome:
     """A resume of a sleeping run (operators; its body is not read): before its ``wake_at``,
     ``409 still_sleeping`` and nothing recorded; at or after it, the drive the waker starts."""
     if not can_operate(user):
@@ -232,7 +280,7 @@ def _wake_if_due(user: Any, run_id: str, status: dict[str, Any]) -> ResumeOutcom
     return _recover(user, run_id)
 
 
-def wake(user: Any, run_id: str, comment: str | None = None) -> ResumeOutcome:
+def wake(user: ActingUser, run_id: str, comment: str | None = None) -> ResumeOutcome:
     """**Wake now**: end a sleeping run's wait before its ``wake_at`` (operators), recorded
     with who, and hand the run to a worker. A run that is not sleeping, or that its waker
     woke first, is ``409 wrong_state``."""
@@ -256,7 +304,7 @@ def wake(user: Any, run_id: str, comment: str | None = None) -> ResumeOutcome:
     return ResumeOutcome(current.run_id)
 
 
-def _recover(user: Any, run_id: str) -> ResumeOutcome:
+def _recover(user: ActingUser, run_id: str) -> ResumeOutcome:
     if not can_operate(user):
         raise NotAllowed()
     with transaction.atomic():
@@ -264,20 +312,7 @@ def _recover(user: Any, run_id: str) -> ResumeOutcome:
     return ResumeOutcome(run_id)
 
 
-def _lost_resolution(run: Run, body: dict[str, Any], user: Any) -> NotSuspended:
-    """Why a resume lost the race: the winner's name and time, read back from the log."""
-    current = record(run)
-    try:
-        prepare_resume(current, body, _actor(user), timezone.now())
-    except NotParked as error:
-        return NotSuspended(error.state, error.resolved_by, error.resolved_at)
-    except InvalidResumeInput:
-        pass
-    status = run_status(current.events)
-    return NotSuspended(str(status.get("state", run.state)))
-
-
-def resolve(user: Any, run_id: str, output: Any) -> ResolveOutcome:
+def resolve(user: ActingUser, run_id: str, output: Any) -> ResolveOutcome:
     """Record what a write that was cut off did (``POST /v1/runs/{id}/resolve``): the oldest
     dangling write of the run takes ``output`` as its result, and a worker drives on.
 
@@ -314,7 +349,7 @@ def resolve(user: Any, run_id: str, output: Any) -> ResolveOutcome:
     return ResolveOutcome(current.run_id, public_status(after))
 
 
-def abandon(user: Any, run_id: str, reason: str | None = None) -> AbandonOutcome:
+def abandon(user: ActingUser, run_id: str, reason: str | None = None) -> AbandonOutcome:
     """Abandon a run that has not finished; a worker driving it stops before its next append.
 
     When a worker appends between this read and this write, the abandon is prepared again on

@@ -52,6 +52,7 @@ __all__ = [
     "execute_node",
     "node_write_tools",
     "offered_input",
+    "offered_value",
     "received_input",
     "test_from_here",
 ]
@@ -121,6 +122,13 @@ def offered_input(slug: str, node: str) -> Received | None:
         return None
     value = _routed(latest, node)
     return None if value is MISSING else Received(str(latest.id), value)
+
+
+def offered_value(slug: str, node: str) -> Any:
+    """The value of :func:`offered_input` (``MISSING``: none), as the editor's pickers read it
+    (:func:`editor.services.documents.hints.connect_tested_input`)."""
+    found = offered_input(slug, node)
+    return MISSING if found is None else found.value
 
 
 def _routed(run: Run, node: str) -> Any:

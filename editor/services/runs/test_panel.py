@@ -11,7 +11,7 @@ from typing import Any
 
 from editor.graph.jsonio import pretty_json
 from editor.models import RunEvent
-from editor.services.access import can_author
+from editor.services.access import ActingUser, can_author
 from editor.services.documents.rows import document_row
 from editor.services.documents.samples import Sample, SampleForms, list_samples, sample_forms
 from editor.services.errors import DraftInvalid
@@ -91,7 +91,7 @@ class TestPanel:
         return self.results is not None and self.results.older_than(self.revision)
 
 
-def test_panel(user: Any, slug: str) -> TestPanel:
+def test_panel(user: ActingUser, slug: str) -> TestPanel:
     document = document_row(slug)
     chosen = list_samples(user, slug)
     draft_error = None

@@ -38,8 +38,9 @@ from editor.graph import (
 )
 from editor.graph.model import SubgraphBody
 from editor.models import Document, LastSample, PinnedOutput, Run, RunEvent, SampleInput
-from editor.services.documents.drafts import held_error, parsed_draft
-from editor.services.documents.graphs import check_graph, save_graph, validate_graph_document
+from editor.services.access import ActingUser, author_of
+from editor.services.documents.drafts import graph_to_freeze, parsed_draft
+from editor.services.documents.graphs import save_graph, validate_graph_document
 from editor.services.documents.rows import document_row, require_author
 from editor.services.errors import (
     DraftInvalid,
@@ -94,11 +95,8 @@ def draft_graph(document: Document) -> Graph:
     every error (the held fields the editor could not take count as errors, as they block
     freezing)."""
     draft = document.draft
-    if draft.held:
-        found = list(validate_graph_document(draft.text).get("errors", ()))
-        raise DraftInvalid([*found, *(held_error(entry) for entry in draft.held)], draft.revision)
     try:
-        return check_graph(draft.text)
+        return graph_to_freeze(draft)
     except InvalidGraph as invalid:
         raise DraftInvalid(list(invalid.errors), draft.revision) from None
 
@@ -107,7 +105,7 @@ def draft_graph(document: Document) -> Graph:
 
 
 def start_test_run(
-    user: Any,
+    user: ActingUser,
     slug: str,
     input: Any = None,  # the spec's name for it
     *,
@@ -153,14 +151,15 @@ def tool_names(value: Any) -> set[str]:
     return set(value)
 
 
-def _remember_sample(user: Any, document: Document, name: str) -> None:
+def _remember_sample(user: ActingUser, document: Document, name: str) -> None:
     """Remember ``name`` as the sample this person last tested with, when the document keeps
     a sample of that name (any other text is not one, and is forgotten)."""
-    if getattr(user, "pk", None) is None or nul_path(name) is not None:
+    person = author_of(user)
+    if person is None or nul_path(name) is not None:
         return
     if not SampleInput.objects.filter(document=document, name=name).exists():
         return
-    LastSample.objects.update_or_create(document=document, user=user, defaults={"name": name})
+    LastSample.objects.update_or_create(document=document, user=person, defaults={"name": name})
 
 
 def _chosen_pins(document: Document, graph: Graph, pins: Any) -> dict[str, Any]:
@@ -265,7 +264,7 @@ def pin_of(slug: str, node: str) -> Pin:
     return _pin(row)
 
 
-def _checked_document(user: Any, slug: str) -> tuple[Document, Graph]:
+def _checked_document(user: ActingUser, slug: str) -> tuple[Document, Graph]:
     """The document and its draft parsed, for a pin's check: a pin is checked against the
     draft's node as it is now, so the draft must at least parse."""
     require_author(user)
@@ -280,7 +279,7 @@ def _checked_document(user: Any, slug: str) -> tuple[Document, Graph]:
 
 
 def pin_node(
-    user: Any, slug: str, node: str, *, output: Any = None, from_run: str | None = None
+    user: ActingUser, slug: str, node: str, *, output: Any = None, from_run: str | None = None
 ) -> Pin:
     """``PUT /v1/documents/{slug}/pins/{node}``: pin ``output``, or with ``from_run`` the
     output the node gave in that run of this document. Checked against the node's output
@@ -297,7 +296,7 @@ def pin_node(
     return _pin(row)
 
 
-def put_pins(user: Any, slug: str, pins: Any) -> list[Pin]:
+def put_pins(user: ActingUser, slug: str, pins: Any) -> list[Pin]:
     """``PUT /v1/documents/{slug}/pins``: the document's pins become exactly ``pins``
     (``{node: output}``), each checked; nothing changes when one is refused."""
     document, graph = _checked_document(user, slug)
@@ -315,14 +314,14 @@ def put_pins(user: Any, slug: str, pins: Any) -> list[Pin]:
     return list_pins(slug)
 
 
-def clear_pin(user: Any, slug: str, node: str) -> bool:
+def clear_pin(user: ActingUser, slug: str, node: str) -> bool:
     """Unpin one node; whether it was pinned."""
     require_author(user)
     deleted, _ = PinnedOutput.objects.filter(document=document_row(slug), node=node).delete()
     return bool(deleted)
 
 
-def clear_pins(user: Any, slug: str) -> int:
+def clear_pins(user: ActingUser, slug: str) -> int:
     """Unpin every node of the document; how many were pinned."""
     require_author(user)
     deleted, _ = PinnedOutput.objects.filter(document=document_row(slug)).delete()

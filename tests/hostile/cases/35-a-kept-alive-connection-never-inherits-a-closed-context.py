@@ -8,6 +8,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 ROUNDS = 30
+#: A page whose cost does not grow with what earlier attacks stored (the runs list's does: 30
+#: rounds of it took most of a minute at the end of the corpus).
+PAGE = "/account/"
 #: Not a graph: refused, after the whole body was read.
 LARGE_BODY = b'{"pad": "' + b"x" * 100_000 + b'"}'
 GATE = {
@@ -27,7 +30,7 @@ def one_connection(corpus: Any) -> None:
     api = {"Authorization": f"Bearer {corpus.names['token']}"}
     run = corpus.names["run"]
     asked = [
-        ("/runs/", {"Cookie": cookies}),
+        (PAGE, {"Cookie": cookies}),
         (f"/v1/runs/{run}/events", {**api, "Accept": "text/event-stream"}),
         ("/healthz", {}),
         (f"/v1/runs/{run}/events?after=-1&note=from_seq=1", api),
@@ -85,7 +88,7 @@ def pipelined(corpus: Any) -> None:
     run = corpus.names["run"]
     cookies = "; ".join(f"{k}={v}" for k, v in corpus.clients["browser"].cookies.items())
     host = f"Host: {address.hostname}:{address.port}\r\n"
-    page = f"GET /runs/ HTTP/1.1\r\n{host}Cookie: {cookies}\r\n\r\n"
+    page = f"GET {PAGE} HTTP/1.1\r\n{host}Cookie: {cookies}\r\n\r\n"
     stream = (
         f"GET /v1/runs/{run}/events HTTP/1.1\r\n{host}Accept: text/event-stream\r\n"
         f"Authorization: Bearer {corpus.names['token']}\r\n\r\n"

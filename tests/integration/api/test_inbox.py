@@ -155,5 +155,5 @@ def test_only_approvers_resolve_a_gate_in_the_api_too(
     for user in (author, operator):
         refused = resume(bearer_caller(user), run_id, {"input": {"approved": True}})
         assert refused.status_code == 403
-        assert error_of(refused)["code"] == "forbidden"
+        assert error_of(refused)["code"] == "not_an_approver"
     assert resume(bearer_caller(approver), run_id, {"input": {"approved": True}}).status_code == 202

@@ -31,6 +31,8 @@ OPERATIONS = {
     ("get", "/v1/documents/{slug}/versions"),
     ("get", "/v1/documents/{slug}/diff"),
     ("get", "/v1/documents/{slug}/revisions"),
+    ("get", "/v1/documents/{slug}/approvals"),
+    ("put", "/v1/documents/{slug}/approvals"),
     ("post", "/v1/documents/{slug}/revisions/{number}/restore"),
     ("post", "/v1/agents"),
     ("get", "/v1/agents"),

@@ -348,6 +348,24 @@ def test_a_users_own_limits_replace_the_installations(
     assert api.post("/v1/documents", {"title": "Four"}).status_code == 429
 
 
+def test_an_address_rate_saved_as_one_users_limit_does_not_change_the_address_rate(
+    api: Caller, author: User, settings: Settings
+) -> None:
+    # A row an older release let an operator save: the address's count is everyone's.
+    settings.GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE = 2
+    UserUsage.objects.update_or_create(
+        user=author, defaults={"limits": {"address_writes_per_minute": 100}}
+    )
+    for number in range(2):
+        assert api.post("/v1/documents", {"title": f"Doc {number}"}).status_code == 201
+
+    error = refusal(api.post("/v1/documents", {"title": "Three"}), 429, "rate_limited")
+
+    assert "at most 2 write requests from your address a minute" in error["message"]
+    assert error["details"]["setting"] == "GATEHOUSE_RATE_ADDRESS_WRITES_PER_MINUTE"
+    assert "address_writes_per_minute" not in quotas.usage_of(author).limits
+
+
 def test_the_counter_starts_again_in_the_next_window(db: None) -> None:
     key = "writes:user:test"
     start = datetime(2026, 1, 1, 12, 0, 30, tzinfo=UTC)

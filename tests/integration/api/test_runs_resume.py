@@ -213,7 +213,7 @@ def test_of_two_resolutions_racing_exactly_one_is_recorded(
     # The rival reads the same suspension, then resolves it between this resume's read and
     # its write: the database lets only the first write in.
     rival = make_user("amos", "approvers")
-    prepare = resolutions.prepare_resume
+    prepare = resolutions.prepare_decision
     raced: list[bool] = []
 
     def prepare_then_lose_the_race(*args: Any, **kwargs: Any) -> Any:
@@ -223,7 +223,7 @@ def test_of_two_resolutions_racing_exactly_one_is_recorded(
             runs.resume(rival, suspended, {"input": {"approved": False}})
         return prepared
 
-    monkeypatch.setattr(resolutions, "prepare_resume", prepare_then_lose_the_race)
+    monkeypatch.setattr(resolutions, "prepare_decision", prepare_then_lose_the_race)
 
     with pytest.raises(NotSuspended) as lost:
         runs.resume(approver, suspended, APPROVED)
@@ -259,7 +259,9 @@ def test_only_approvers_may_resolve_a_gate(
     response = resume(bearer_caller(request.getfixturevalue(actor)), suspended, APPROVED)
 
     assert response.status_code == 403
-    assert error_of(response)["code"] == "forbidden"
+    error = error_of(response)
+    assert error["code"] == "not_an_approver"
+    assert error["details"]["groups"] == ["approvers"]
     assert event_count(suspended) == before
 
 

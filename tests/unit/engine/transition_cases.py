@@ -21,7 +21,9 @@ __all__ = ["AT", "KINDS", "LOGS", "PAYLOADS", "expected"]
 
 AT = "2026-01-01T00:00:00.000000Z"
 RESOLUTIONS = {"Resumed", "BudgetRaised", "Reconciled"}
-WORK_FREE = RESOLUTIONS | {"Suspended", "BudgetExceeded", "ReconciliationNeeded"}
+#: A vote of a gate that needs several approvals: it leaves a parked run where it is.
+VOTES = {"ApprovalVoted"}
+WORK_FREE = RESOLUTIONS | VOTES | {"Suspended", "BudgetExceeded", "ReconciliationNeeded"}
 WORK_FREE |= {"RunCompleted", "RunFailed", "RunAbandoned", "GraphRunStarted", "SleepCompleted"}
 
 #: A log that leaves a run in each state.
@@ -56,6 +58,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "GraphRunStarted": {"graph_hash": "g", "input": None},
     "Suspended": {"node": "g2", "reason": "r", "input_schema": {}, "value": 1},
     "Resumed": {"node": "g", "input": 1, "by": "bob", "schema_hash": "h"},
+    "ApprovalVoted": {"node": "g", "input": 1, "by": "amy", "schema_hash": "h", "quorum": 2},
     "BudgetExceeded": {"node": "a2", "budget": {"kind": "steps", "limit": 1}, "observed": 1},
     "BudgetRaised": {"node": "a", "kind": "steps", "limit": 2, "by": "bob"},
     "ReconciliationNeeded": {"node": "t2", "tool": "w", "call": 0, "input": 1},
@@ -85,6 +88,8 @@ def expected(state: str, kind: str, target: str) -> type[Exception] | None:
         return TransitionRefused  # a sleeping run moves on only when it wakes
     if kind in RESOLUTIONS and RunState(state) not in PARKED:
         return TransitionRefused  # nothing waits for a resolution
+    if kind in VOTES and RunState(state) not in PARKED:
+        return TransitionRefused  # nothing waits for a vote
     if kind not in WORK_FREE and RunState(state) in PARKED:
         return TransitionRefused  # a parked run moves on only when it is resolved
     if target == state or RunState(target) in TRANSITIONS[RunState(state)]:
