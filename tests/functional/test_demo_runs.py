@@ -137,7 +137,7 @@ def test_the_approval_gate_demo_waits_for_the_api_and_publishes_the_approved_dra
     with running_worker(shared_database):
         expect(status).to_contain_text("completed", timeout=RUN_TIMEOUT)
     # The run's output: its last nodes' (publish or archive), by node id.
-    expect(status).to_contain_text(json.dumps({"publish": {"text": DRAFT}}, indent=2))
+    expect(status).to_contain_text(json.dumps({"text": DRAFT}, indent=2))
     expect_nodes(page, {"write": "done", "review": "done", "decide": "done", "publish": "done"})
     archive = canvas_node(page, "archive")  # the branch's other way: never reached
     expect(archive).to_have_count(1)
@@ -145,7 +145,7 @@ def test_the_approval_gate_demo_waits_for_the_api_and_publishes_the_approved_dra
     expect(page.locator("#timeline")).to_contain_text("Resumed")
     expect(page.locator("#timeline")).to_contain_text("RunCompleted")
     expect_finished(page)
-    assert Run.objects.get(pk=run_id).status["output"] == {"publish": {"text": DRAFT}}
+    assert Run.objects.get(pk=run_id).status["output"] == {"text": DRAFT}
 
 
 @pytest.mark.parametrize(
