@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
+from django.core.signals import request_finished
+from django.db import close_old_connections
 from django.test import Client, override_settings
 
 from editor.asgi import opens_stream
@@ -23,6 +25,18 @@ from tests.integration.api.running import GATED, drive, start, store
 pytestmark = pytest.mark.django_db
 
 STREAM = {"Accept": "text/event-stream"}
+
+
+def went_away(*responses: Any) -> None:
+    """The clients of ``responses`` went away: each response is closed, as the server closes
+    it, without the end-of-request signal closing the test's own database connection (what
+    Django's test client does for the responses it closes itself)."""
+    request_finished.disconnect(close_old_connections)
+    try:
+        for response in responses:
+            response.close()
+    finally:
+        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
@@ -50,11 +64,10 @@ def test_a_user_past_the_limit_is_told_429_with_the_limit_and_when_to_retry(
     assert "GATEHOUSE_STREAMS_PER_USER" in error["message"]
     assert error["details"] == {"per": "user", "limit": 2}
 
-    opened[0].close()  # the client went away: its slot is free again
+    went_away(opened[0])  # its slot is free again
     again = caller.get(f"/v1/runs/{suspended}/events", headers=STREAM)
     assert again.status_code == 200
-    for response in (opened[1], again):
-        response.close()
+    went_away(opened[1], again)
     assert open_streams() == 0
 
 
@@ -73,8 +86,7 @@ def test_the_process_limit_counts_every_users_streams_and_the_page_gets_a_plain_
     assert refused["Content-Type"].startswith("text/plain")
     assert refused["Retry-After"] == "10"
     assert "GATEHOUSE_STREAMS_PER_PROCESS" in refused.content.decode()
-    first.close()
-    second.close()
+    went_away(first, second)
 
 
 def test_a_tokens_credentials_hold_until_it_is_revoked(operator: User) -> None:
