@@ -204,20 +204,7 @@ class CallSteps(_DriveBase):
                 )
             # A retry is recorded as a fresh request, so that a crash during it leaves a
             # request without completion again, which parks again instead of re-running.
-            buffer.append(
-                (
-                    "ToolCallRequested",
-                    event_payload(
-                        node_id,
-                        scope,
-                        tool=spec.name,
-                        input=data,
-                        effect=spec.effect.value,
-                        idempotency_key=key,
-                        call=number,
-                    ),
-                )
-            )
+            buffer.append(_call_requested(node_id, scope, spec, data, key, number))
         elif spec.effect is ToolEffect.WRITE:
             # A write whose outcome is unknown: a person decides (spec 04, Durability).
             raise Parked(
@@ -303,20 +290,7 @@ class CallSteps(_DriveBase):
         claim: CallClaim,
     ) -> Any:
         """Record the call and, as its completion, the output the holding run recorded."""
-        buffer.append(
-            (
-                "ToolCallRequested",
-                event_payload(
-                    node_id,
-                    scope,
-                    tool=spec.name,
-                    input=data,
-                    effect=spec.effect.value,
-                    idempotency_key=key,
-                    call=number,
-                ),
-            )
-        )
+        buffer.append(_call_requested(node_id, scope, spec, data, key, number))
         buffer.append(
             (
                 "ToolCallCompleted",
@@ -666,6 +640,24 @@ class _Budgets:
             if cost > self.cost:
                 return _crossing("cost_usd", self.cost, round(cost, 9))
         return None
+
+
+def _call_requested(
+    node_id: str, scope: Scope, spec: ToolSpec, data: Any, key: str | None, number: int
+) -> tuple[str, dict[str, Any]]:
+    """The ``ToolCallRequested`` of a tool call, recorded before the call happens."""
+    return (
+        "ToolCallRequested",
+        event_payload(
+            node_id,
+            scope,
+            tool=spec.name,
+            input=data,
+            effect=spec.effect.value,
+            idempotency_key=key,
+            call=number,
+        ),
+    )
 
 
 def cost_usd(pricing: dict[str, float], input_tokens: int, output_tokens: int) -> float:
