@@ -27,6 +27,7 @@ from editor.graph.durations import format_duration, parse_duration
 from editor.graph.jsonio import pretty_json
 from editor.graph.model import ON_BOUND_WORDS, PAYLOAD_FIELDS, U32_MAX, FieldSpec, SubgraphPath
 from editor.presentation.fields import FieldView, FormRead
+from editor.presentation.schema_builder import SCHEMA_KEYS, builder_of, read_builder
 from editor.presentation.typed import JsonProblem, read_typed_json, whole_number
 
 __all__ = [
@@ -55,12 +56,20 @@ _LABELS: dict[str, tuple[str, str]] = {
         "Input mapping",
         'A JSON object: input name → reference path, e.g. {"text": "draft"}. Optional.',
     ),
-    "input_schema": ("Input schema", "JSON Schema of what this node takes; optional."),
-    "output_schema": ("Output schema", "JSON Schema of what this node gives; optional."),
+    "input_schema": (
+        "Input schema",
+        "What this node takes: its fields. Not set: anything is accepted.",
+    ),
+    "output_schema": (
+        "Output schema",
+        "What this node gives: its fields. Not set: anything may come out.",
+    ),
     "prompt": ("Prompt", "Optional: shown to the approver in the inbox."),
     "approval_schema": (
-        "Approval schema",
-        'Required: the JSON Schema of the approver\'s form; {"type": "object"} for a plain one.',
+        "Approval form",
+        "What the approver fills in: one control per field. The first required yes-or-no "
+        "field becomes the Approve and Reject buttons; a field named comment replaces the "
+        "card's own comment.",
     ),
     "on": ("On", "Optional: the reference path the cases look at."),
     "cases": ("Cases", "The first case whose condition holds is taken."),
@@ -70,7 +79,10 @@ _LABELS: dict[str, tuple[str, str]] = {
     "max_iterations": ("Max iterations", "The most passes the loop may run: at least 1."),
     "stop_when": ("Stop when", "A condition; the loop stops when it holds."),
     "join": ("Join", "How the passes become one value."),
-    "accumulator_schema": ("Accumulator schema", "JSON Schema of the accumulated value; optional."),
+    "accumulator_schema": (
+        "Accumulator schema",
+        "The fields of the accumulated value. Not set: anything.",
+    ),
     "on_bound": (
         "On bound",
         "What reaching max iterations without Stop when holding means. Join: the passes are "
@@ -103,7 +115,12 @@ _WIDGET_OF_TYPE = {
     "body": "body",
     "join": "join",
 }
-_WIDGET_OF_NAME = {"agent_hash": "agent", "tool": "tool", "prompt": "textarea"}
+_WIDGET_OF_NAME = {
+    "agent_hash": "agent",
+    "tool": "tool",
+    "prompt": "textarea",
+    **dict.fromkeys(SCHEMA_KEYS, "schema"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +198,8 @@ def read_node_form(
                 read.refuse(name, "needs join, fail or not set", raw)
             else:
                 read.fields[name] = raw or None
+        elif name in SCHEMA_KEYS and _read_builder(read, name, data, optional=spec.optional):
+            continue
         elif spec.type in ("json", "string_map"):
             _read_json(read, name, raw, required=spec.required, string_map=spec.type != "json")
         elif spec.type == "cases":
@@ -226,6 +245,25 @@ def _read_json(read: FormRead, name: str, raw: str, *, required: bool, string_ma
             return
         value = value or None
     read.fields[name] = value
+
+
+def _read_builder(read: FormRead, name: str, data: Mapping[str, str], *, optional: bool) -> bool:
+    """A schema field posted by its builder (False: posted as JSON text alone)."""
+
+    def read_json(text: str) -> tuple[Any, str]:
+        value, problem = read_typed_json(text)
+        return value, "" if problem is None else _json_problem(problem)
+
+    built = read_builder(name, data, optional=optional, read_json=read_json)
+    if built is None:
+        return False
+    if built.problem:
+        read.refuse(name, built.problem, built.held)
+    else:
+        read.fields[name] = built.value
+    read.shown.update(built.shown or {})
+    read.redraw = read.redraw or built.redraw
+    return True
 
 
 def _json_problem(problem: JsonProblem) -> str:
@@ -432,6 +470,10 @@ def node_form(
         elif form_field.widget == "duration":
             stored = payload.get(key)
             entry["seconds"] = stored if type(stored) is int else None
+        elif form_field.widget == "schema":
+            entry["builder"] = builder_of(
+                key, payload.get(key), optional=form_field.spec.optional, typed=typed
+            )
         fields.append(
             FieldView(
                 key=key,

@@ -118,10 +118,13 @@ def save_node_form(
         coalesce=coalesce,
     )
     if isinstance(result, Refused):
-        return answer_edit(result, page, node_id, node_panel=False, typed=read.typed)
-    structural = "add_case" in form or "remove_case" in form
+        typed = {**read.shown, **read.typed}
+        return answer_edit(result, page, node_id, node_panel=False, typed=typed)
+    # Drawn again after a button of the form (a case, a schema builder's field) or a change
+    # of what a schema builder shows (its mode, a field's type).
+    structural = "add_case" in form or "remove_case" in form or read.redraw
     shown_id = kept_id if isinstance(result, CheckedDraft) else node_id
-    return answer_edit(result, page, shown_id, node_panel=structural)
+    return answer_edit(result, page, shown_id, node_panel=structural, typed=read.shown or None)
 
 
 def _refused_rename(draft: ParsedDraft, node_id: str, new_id: str, page: PageState) -> str:

@@ -242,7 +242,7 @@ def answer_edit(
             add_node_id=add_node_id,
             edge_choices=edge_added,
         )
-    elif not (stale or problems or json_error or frozen or refused):
+    elif not (stale or problems or typed or json_error or frozen or refused):
         redirect = built.page_url
         if node_id:
             redirect = node_link(built.page_url, node_id, built.level)

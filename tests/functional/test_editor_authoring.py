@@ -1,0 +1,99 @@
+"""Authoring without JSON in a browser: an approval form of three fields built with the schema
+builder and shown by the inbox, a subgraph body built on the canvas, and the small things
+around Freeze and Compare."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db.backends.base.base import BaseDatabaseWrapper
+from playwright.sync_api import BrowserContext, Page, expect
+
+from editor.services import documents, runs
+from editor.tasks import drive_run
+from tests.functional.accessibility import assert_accessible
+from tests.functional.browser import htmx_settles, make_user, sign_in, wait_for_htmx
+from tests.functional.test_editor import choose_node, open_editor
+
+ONE_TOOL = {
+    "schema_version": 1,
+    "nodes": [{"kind": "tool", "payload": {"id": "write", "tool": "echo"}}],
+    "edges": [],
+}
+
+
+@pytest.fixture
+def everyone(
+    shared_database: BaseDatabaseWrapper, context: BrowserContext, live_server: Any
+) -> User:
+    """One person who authors and operates, signed in."""
+    person = make_user("ada", groups=("authors", "operators"))
+    sign_in(context, person, live_server.url)
+    return person
+
+
+def test_an_approval_form_of_three_fields_is_built_without_json_and_the_inbox_shows_it(
+    page: Page, everyone: User, context: BrowserContext, live_server: Any
+) -> None:
+    slug = documents.create_document(everyone, title="Payout", text=json.dumps(ONE_TOOL)).slug
+    open_editor(page, slug)
+    choose_node(page, "write")
+    with htmx_settles(page):
+        page.locator("[data-palette]", has_text="gate").click()
+    expect(page.locator("#node-heading")).to_contain_text("gate")
+    # A new gate asks to approve or reject, with a comment.
+    builder = page.locator("#sb-approval_schema")
+    expect(page.get_by_label("Written as")).to_have_value("fields")
+    expect(builder.get_by_label("Name")).to_have_count(2)
+    expect(page.locator("#f-approval_schema-0-name")).to_have_value("approved")
+    expect(page.locator("#f-approval_schema-1-name")).to_have_value("comment")
+
+    with htmx_settles(page):
+        page.get_by_role("button", name="Add field").click()
+    name = page.locator("#f-approval_schema-2-name")
+    expect(name).to_be_focused()
+    with htmx_settles(page):
+        name.fill("amount")
+    with htmx_settles(page):
+        page.locator("#f-approval_schema-2-title").fill("Amount (EUR)")
+    with htmx_settles(page):
+        page.locator("#f-approval_schema-2-type").select_option("integer")
+    # Drawn again for a whole number: its limits, the type keeping the focus.
+    expect(page.locator("#f-approval_schema-2-type")).to_have_value("integer")
+    with htmx_settles(page):
+        page.locator("#f-approval_schema-2-required").check()
+    # Required fields come first: now the second.
+    expect(page.locator("#f-approval_schema-1-name")).to_have_value("amount")
+    page.locator("#sb-approval_schema-1 summary").click()
+    with htmx_settles(page):
+        page.locator("#f-approval_schema-1-maximum").fill("5000")
+    assert_accessible(page)
+
+    schema = json.loads(documents.read_draft(slug).text)["nodes"][1]["payload"]["approval_schema"]
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "approved": {"type": "boolean", "title": "Approve"},
+            "amount": {"type": "integer", "title": "Amount (EUR)", "maximum": 5000},
+            "comment": {"type": "string", "title": "Comment"},
+        },
+        "required": ["approved", "amount"],
+    }
+
+    frozen = documents.freeze(everyone, slug, expected_revision=documents.read_draft(slug).revision)
+    # Started by another operator: four eyes keep the starter from deciding.
+    operator = make_user("otto", groups=("operators",))
+    run_id = runs.start_run(operator, frozen.graph, {"text": "pay"}).run
+    assert drive_run.call(run_id) == "suspended"
+    sign_in(context, make_user("april", groups=("approvers",)), live_server.url)
+    page.goto("/inbox/")
+    wait_for_htmx(page)
+    card = page.locator(".inbox-card").first
+    expect(card.get_by_role("button", name="Approve", exact=True)).to_be_visible()
+    expect(card.get_by_role("button", name="Reject", exact=True)).to_be_visible()
+    expect(card.get_by_label("Amount (EUR)")).to_have_attribute("max", "5000")
+    expect(card.get_by_label("Comment")).to_be_visible()
+    assert_accessible(page)
