@@ -299,11 +299,24 @@ def _cases(data: Mapping[str, str], count: int) -> list[dict[str, Any]]:
     return cases
 
 
+#: A subgraph body as it starts: empty, built on the canvas like the top level.
+EMPTY_SUBGRAPH: dict[str, Any] = {"schema_version": 1, "nodes": [], "edges": []}
+
+
 def _read_body(read: FormRead, data: Mapping[str, str]) -> None:
-    if data.get("body_kind") != "subgraph":
+    kind = "subgraph" if data.get("body_kind") == "subgraph" else "node"
+    shown = data.get("body_shown")
+    if shown is not None and shown != kind:
+        read.redraw = True  # the body's own controls change with its kind
+    if kind == "node":
         read.fields["body"] = {"kind": "node", "value": str(data.get("body_node", ""))}
         return
     raw = str(data.get("body_subgraph", ""))
+    if not raw.strip():
+        # Just switched to a subgraph (its text was not on the form), or its text emptied:
+        # an empty body, which its level on the canvas builds.
+        read.fields["body"] = {"kind": "subgraph", "value": dict(EMPTY_SUBGRAPH)}
+        return
     graph, problem = read_typed_json(raw)
     if problem is not None:
         read.refuse("body", _json_problem(problem), raw)
@@ -417,6 +430,8 @@ class NodeFormView(TypedDict):
     body_kind: str
     body_node: str
     body_subgraph: str
+    #: How many nodes a subgraph body holds.
+    body_nodes: int
     join_kind: str
     join_value: str
     other_ids: list[str]
@@ -505,6 +520,12 @@ def node_form(
     join = payload.get("join") or {}
     body_subgraph = _pretty(body.get("value")) if body.get("kind") == "subgraph" else ""
     body_kind = body.get("kind", "node")
+    inner = body.get("value") if body_kind == "subgraph" else None
+    body_nodes = (
+        len(inner["nodes"])
+        if isinstance(inner, dict) and isinstance(inner.get("nodes"), list)
+        else 0
+    )
     if "body" in typed:
         body_kind, body_subgraph = "subgraph", typed["body"]
     keys = [f.key for f in form_fields(node["kind"])]
@@ -522,6 +543,7 @@ def node_form(
         "body_kind": body_kind,
         "body_node": body.get("value", "") if body.get("kind") == "node" else "",
         "body_subgraph": body_subgraph,
+        "body_nodes": body_nodes,
         "join_kind": join.get("kind", "last"),
         "join_value": join.get("value", ""),
         "other_ids": [other for other in (other_ids or []) if other != payload["id"]],

@@ -17,6 +17,7 @@ from editor.tasks import drive_run
 from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import htmx_settles, make_user, sign_in, wait_for_htmx
 from tests.functional.test_editor import choose_node, open_editor
+from tests.functional.test_editor_direct import canvas_node
 
 ONE_TOOL = {
     "schema_version": 1,
@@ -96,4 +97,53 @@ def test_an_approval_form_of_three_fields_is_built_without_json_and_the_inbox_sh
     expect(card.get_by_role("button", name="Reject", exact=True)).to_be_visible()
     expect(card.get_by_label("Amount (EUR)")).to_have_attribute("max", "5000")
     expect(card.get_by_label("Comment")).to_be_visible()
+    assert_accessible(page)
+
+
+def test_a_subgraph_body_starts_empty_and_is_built_on_the_canvas(
+    author_page: Page, author: User
+) -> None:
+    page = author_page
+    slug = documents.create_document(author, title="Fan out", text=json.dumps(ONE_TOOL)).slug
+    open_editor(page, slug)
+    choose_node(page, "write")
+    with htmx_settles(page):
+        page.locator("[data-palette]", has_text="map").click()
+    expect(page.locator("#node-heading")).to_contain_text("map")
+
+    with htmx_settles(page):
+        page.get_by_label("Body is").select_option("subgraph")
+    # No JSON to write, and nothing said against it: an empty body, ready to be built.
+    expect(page.locator("#fe-body")).to_be_empty()
+    expect(page.locator("#verdict")).to_contain_text("No errors")
+    body = json.loads(documents.read_draft(slug).text)["nodes"][1]["payload"]["body"]
+    assert body == {"kind": "subgraph", "value": {"schema_version": 1, "nodes": [], "edges": []}}
+    assert_accessible(page)
+
+    page.get_by_role("link", name="Build the body on the canvas").click()
+    page.wait_for_url("**in=map")
+    wait_for_htmx(page)
+    expect(page.locator("#nodes-heading")).to_contain_text("in the body of map")
+    expect(page.locator("#node-list")).to_contain_text("No nodes yet.")
+    with htmx_settles(page):
+        page.locator("[data-palette]", has_text="tool").click()
+    expect(page.locator("#node-heading")).to_contain_text("tool")
+    with htmx_settles(page):
+        page.locator("[data-palette]", has_text="tool").click()
+    expect(page.locator("#node-heading")).to_contain_text("tool2")
+    page.get_by_label("Kind", exact=True).select_option("tool")
+    page.get_by_label("New node id").fill("last")
+    with htmx_settles(page):
+        page.get_by_role("button", name="Add node").click()
+    # Connected on the canvas, as at the top level.
+    expect(canvas_node(page, "last")).to_be_visible()
+    page.get_by_role("button", name="Connect").click()
+    canvas_node(page, "tool2").click()
+    with htmx_settles(page):
+        canvas_node(page, "last").click()
+    body = json.loads(documents.read_draft(slug).text)["nodes"][1]["payload"]["body"]["value"]
+    assert [node["payload"]["id"] for node in body["nodes"]] == ["tool", "tool2", "last"]
+    assert body["edges"] == [{"from": "tool", "to": "tool2"}, {"from": "tool2", "to": "last"}]
+    expect(page.locator("#edge-list")).to_contain_text("tool2 → last")
+    expect(page.locator("#verdict")).to_contain_text("No errors")
     assert_accessible(page)
