@@ -15,7 +15,7 @@ from editor.graph import GraphHash, hex_digits, short_hash, wire_value
 from editor.graph.jsonio import pretty_json
 from editor.services import documents
 from editor.services.access import can_operate
-from editor.services.documents import canvas, comparing, graphs
+from editor.services.documents import canvas, comparing, graphs, samples
 from editor.services.errors import UnknownDocument
 from editor.services.runs import pages as run_pages
 from editor.views.graphs import editor_url, is_fragment_request
@@ -92,6 +92,7 @@ def graph_page(request: HtmxHttpRequest, digest: GraphHash) -> HttpResponse:
                 "document": document.slug if document else "",
             }
         ),
+        "input_form": samples.input_form(graph, prefix="start"),
     }
     template = "versions/graph.html#json" if request.htmx else "versions/graph.html"
     return render(request, template, context)
