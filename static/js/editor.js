@@ -334,7 +334,7 @@
   // the builder drawn again) takes it; htmx focuses it only in the target of a swap, and the
   // node panel comes out of band. Taken once: the attribute goes.
   // Else a control replaced while it had the focus (a select that redrew its form) gives it
-  // to its namesake in the new drawing.
+  // to its namesake in the new drawing. ("Lost": on the page's body, or on nothing.)
   var focusedId = null;
   function noteFocus(event) {
     var target = event.detail && event.detail.target;
@@ -351,6 +351,11 @@
     var lost = !document.activeElement || document.activeElement === document.body;
     if (!wanted && lost && focusedId) {
       wanted = document.getElementById(focusedId);
+    }
+    // Else, when what had the focus went with the answer (a node or an edge deleted), the
+    // notice of what was done, whose Undo takes it back.
+    if (!wanted && lost) {
+      wanted = document.querySelector("#editor [data-focus-if-lost]");
     }
     focusedId = null;
     if (!wanted) {

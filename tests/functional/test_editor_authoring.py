@@ -147,3 +147,97 @@ def test_a_subgraph_body_starts_empty_and_is_built_on_the_canvas(
     expect(page.locator("#edge-list")).to_contain_text("tool2 → last")
     expect(page.locator("#verdict")).to_contain_text("No errors")
     assert_accessible(page)
+
+
+#: How far the page scrolls sideways, and the widest elements that stick out of it.
+OVERFLOW = """() => {
+    const width = document.documentElement.clientWidth;
+    const wide = [...document.querySelectorAll('body *')]
+        .filter((e) => e.getBoundingClientRect().right > width + 1 && e.offsetParent !== null)
+        .slice(0, 5).map((e) => e.tagName + '#' + e.id + '.' + e.className);
+    return {scroll: document.documentElement.scrollWidth - width, wide};
+}"""
+
+
+def test_at_1024_pixels_nothing_scrolls_errors_are_marked_and_focus_follows_each_action(
+    page: Page, everyone: User
+) -> None:
+    from tests.functional.test_editor import approval_document
+
+    slug = approval_document(everyone)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_editor(page, slug)
+    for node_id in ("write", "review", "decide"):
+        choose_node(page, node_id)
+        found = page.evaluate(OVERFLOW)
+        assert found["scroll"] <= 0, (node_id, found)
+
+    # A field in error says so to assistive technology, and stops saying so once fixed.
+    expression = page.get_by_label("Case 1 expression")
+    with htmx_settles(page):
+        expression.fill("approved ==")
+    expect(expression).to_have_attribute("aria-invalid", "true")
+    expect(expression).to_have_attribute("aria-describedby", "fe-case-0-value")
+    assert_accessible(page)
+    with htmx_settles(page):
+        expression.fill("approved == true")
+    expect(expression).not_to_have_attribute("aria-invalid", "true")
+
+    # Delete: the node's form goes, the focus goes to the notice, whose Undo takes it back.
+    choose_node(page, "archive")
+    page.locator("#delete-node summary").click()
+    with htmx_settles(page):
+        page.get_by_role("button", name="Yes, delete archive").click()
+    expect(page.locator("#notice-undo")).to_be_focused()
+    with htmx_settles(page):
+        page.keyboard.press("Enter")
+    expect(page.locator("#node-list")).to_contain_text("archive")
+
+    # Freeze: the hash is a link to the version, with Start run and Test run; the Note clears.
+    page.get_by_label("Note").fill("First cut")
+    with htmx_settles(page):
+        page.get_by_role("button", name="Freeze", exact=True).click()
+    link = page.locator("#frozen-link")
+    expect(link).to_be_focused()
+    expect(page.get_by_label("Note")).to_have_value("")
+    expect(page.locator("#frozen-test")).to_have_attribute("href", "#test-run-form")
+    assert_accessible(page)
+    page.locator("#frozen-start").click()
+    expect(page.locator("#start-run h2")).to_have_text("Start run")
+    assert page.evaluate(OVERFLOW)["scroll"] <= 0
+    assert_accessible(page)
+
+
+def test_compare_reads_older_to_newer_from_a_version_and_from_the_versions_list(
+    author_page: Page, author: User
+) -> None:
+    page = author_page
+    value: dict[str, Any] = json.loads(json.dumps(ONE_TOOL))
+    slug = documents.create_document(author, title="Grow", text=json.dumps(value)).slug
+    first = documents.freeze(author, slug, expected_revision=1).graph
+    value["nodes"].append({"kind": "tool", "payload": {"id": "notify", "tool": "echo"}})
+    revision = documents.read_draft(slug).revision
+    documents.save_draft(author, slug, text=json.dumps(value), expected_revision=revision)
+    second = documents.freeze(author, slug, expected_revision=revision + 1).graph
+
+    # From version 2's own page, compared with version 1: still version 1 → version 2.
+    page.goto(f"/g/{second.removeprefix('sha256:')}/?document={slug}")
+    page.get_by_label("Compare this graph with").select_option(first)
+    page.get_by_role("button", name="Compare", exact=True).click()
+    lead = page.locator("#compare-result .lead")
+    expect(lead).to_contain_text("From version 1")
+    expect(lead).to_contain_text("to version 2")
+    expect(page.locator("#compare-result ul.added")).to_contain_text("notify")
+    expect(page.get_by_label("From", exact=True)).to_have_value(first)
+    assert_accessible(page)
+
+    page.goto(f"/graphs/{slug}/versions/")
+    page.get_by_role("link", name="Compare with version 1").click()
+    expect(page.locator("#compare-result .lead")).to_contain_text("From version 1")
+    wait_for_htmx(page)
+    # Turned round by hand: the page puts it back older → newer, choices and all.
+    with htmx_settles(page):
+        page.get_by_label("From", exact=True).select_option("draft")
+    expect(page.locator("#compare-result")).to_contain_text("identical")
+    expect(page.get_by_label("to", exact=True)).to_have_value("draft")
+    assert_accessible(page)

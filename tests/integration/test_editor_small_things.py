@@ -142,3 +142,16 @@ def test_a_field_held_back_reads_as_a_sentence(author_client: Client, author: Us
     assert "not saved: id `review` is already used" in page
     assert "it id" not in page
     assert Draft.objects.get().held[0]["field"] == "id"
+
+
+def test_the_choices_follow_when_the_sides_are_turned_round(
+    author_client: Client, two_versions: tuple[str, str]
+) -> None:
+    first, second = two_versions
+
+    page = author_client.get(
+        "/graphs/flow/compare/", {"from": second, "to": first}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+
+    assert page.lstrip().startswith('<select id="compare-from" name="from" hx-swap-oob="true">')
+    assert f'<option value="{first}" selected>' in page.split('id="compare-to"')[0]

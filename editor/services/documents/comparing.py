@@ -49,6 +49,8 @@ class Comparison:
     changes: dict[str, Any] | None = None
     problem: str | None = None
     canvas: DrawnCanvas | None = None
+    #: The sides were asked for newer first, and are shown the other way round.
+    flipped: bool = False
 
 
 def version_label(version: documents.VersionInfo) -> str:
@@ -67,7 +69,8 @@ def compare(slug: str, *, before: str | None = None, after: str | None = None) -
     latest = versions[0].graph if versions else documents.DRAFT
     before = before or latest
     after = after or documents.DRAFT
-    if _age(after, versions) < _age(before, versions):
+    flipped = _age(after, versions) < _age(before, versions)
+    if flipped:
         before, after = after, before  # always older → newer, whichever was chosen first
     compared = Comparison(
         document=document,
@@ -76,6 +79,7 @@ def compare(slug: str, *, before: str | None = None, after: str | None = None) -
         after=after,
         before_label=_side_label(before, versions),
         after_label=_side_label(after, versions),
+        flipped=flipped,
     )
     try:
         changes = documents.diff(slug, before=before, after=after)
