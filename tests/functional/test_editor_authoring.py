@@ -5,6 +5,7 @@ around Freeze and Compare."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -98,6 +99,11 @@ def test_an_approval_form_of_three_fields_is_built_without_json_and_the_inbox_sh
     expect(card.get_by_label("Amount (EUR)")).to_have_attribute("max", "5000")
     expect(card.get_by_label("Comment")).to_be_visible()
     assert_accessible(page)
+    card.get_by_label("Amount (EUR)").fill("120")
+    with htmx_settles(page):
+        card.get_by_role("button", name="Approve", exact=True).click()
+    # The buttons are gone with the decision: the focus is on what it did.
+    expect(page.get_by_role("heading", name="gate: resolved")).to_be_focused()
 
 
 def test_a_subgraph_body_starts_empty_and_is_built_on_the_canvas(
@@ -241,3 +247,79 @@ def test_compare_reads_older_to_newer_from_a_version_and_from_the_versions_list(
     expect(page.locator("#compare-result")).to_contain_text("identical")
     expect(page.get_by_label("to", exact=True)).to_have_value("draft")
     assert_accessible(page)
+
+
+#: The overview's labels: how many, the smallest on screen, whether two overlap, how many lie
+#: inside the canvas; and the minimap: its box, and how much of its picture shows in it.
+SEEN = """() => {
+    const frame = document.querySelector('#canvas-panel .canvas-drawing').getBoundingClientRect();
+    const labels = [...document.querySelectorAll('#canvas .overview-labels text')]
+        .map((t) => t.getBoundingClientRect());
+    let overlap = false;
+    labels.forEach((a, i) => labels.slice(i + 1).forEach((b) => {
+        if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) {
+            overlap = true;
+        }
+    }));
+    const inside = labels.filter((r) => r.left >= frame.left && r.right <= frame.right
+        && r.top >= frame.top && r.bottom <= frame.bottom).length;
+    const own = document.querySelector('#canvas g.graph g.node text');
+    const box = document.querySelector('#canvas .minimap').getBoundingClientRect();
+    const picture = document.querySelector('#canvas .minimap image').getBoundingClientRect();
+    const seenWidth = Math.min(box.right, picture.right) - Math.max(box.left, picture.left);
+    const seenHeight = Math.min(box.bottom, picture.bottom) - Math.max(box.top, picture.top);
+    return {
+        count: labels.length,
+        smallest: Math.min(...labels.map((r) => r.height)),
+        overlap, inside,
+        ownHidden: getComputedStyle(own).visibility === 'hidden',
+        minimap: [box.width, box.height], picture: [seenWidth, seenHeight],
+    };
+}"""
+
+
+def test_fit_at_300_nodes_shows_readable_labels_and_a_minimap_to_see_and_drag(
+    author_page: Page, author: User
+) -> None:
+    from tests.functional.test_editor_canvas import chain
+
+    slug = documents.create_document(author, title="Long chain", text=chain(300)).slug
+    page = author_page
+    open_editor(page, slug)
+    page.wait_for_function("() => window.gatehouseCanvas && window.gatehouseCanvas.view('canvas')")
+    page.get_by_role("button", name="Fit").click()
+    page.wait_for_function("() => document.querySelector('#canvas.overview .overview-labels text')")
+
+    seen = page.evaluate(SEEN)
+    assert seen["count"] >= 5, seen
+    assert seen["inside"] >= 5, seen
+    assert seen["smallest"] >= 10, seen  # pixels on screen, whatever the zoom
+    assert not seen["overlap"], seen
+    assert seen["ownHidden"], seen
+    assert seen["minimap"][0] >= 200 and seen["minimap"][1] >= 50, seen
+    assert seen["picture"][0] >= 150 and seen["picture"][1] >= 25, seen  # not a hairline
+    assert_accessible(page)
+
+    # A drag across the minimap moves the canvas along with it.
+    page.wait_for_function(
+        "() => document.querySelector('#canvas .minimap image').getAttribute('href')"
+    )
+    before = page.evaluate("() => window.gatehouseCanvas.view('canvas').zoom.getPan().x")
+    page.locator("#canvas .minimap").scroll_into_view_if_needed()
+    box = page.locator("#canvas .minimap").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 20, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] - 20, box["y"] + box["height"] / 2, steps=5)
+    page.mouse.up()
+    after = page.evaluate("() => window.gatehouseCanvas.view('canvas').zoom.getPan().x")
+    assert after < before  # the view went right: the drawing moved left
+
+    # Closer in, the drawing's own labels come back.
+    for _ in range(40):
+        page.get_by_role("button", name="Zoom in").click()
+        if not page.evaluate(
+            "() => document.querySelector('#canvas').classList.contains('overview')"
+        ):
+            break
+    expect(page.locator("#canvas")).not_to_have_class(re.compile(r"\boverview\b"))
