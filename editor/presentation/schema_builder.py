@@ -155,17 +155,23 @@ def _rows_view(rows: list[Row], key: str = "", focus: str = "") -> tuple[Builder
         above = rows[index - 1] if index else None
         below = rows[index + 1] if index + 1 < len(rows) else None
         required = bool(row.get("required"))
+        can_up = above is not None and (bool(above.get("required")) == required)
+        can_down = below is not None and (bool(below.get("required")) == required)
+        focused = (
+            focus.removeprefix(f"f-{key}-{index}-") if focus.startswith(f"f-{key}-{index}-") else ""
+        )
+        # A row moved as far as it goes keeps the focus on its other move button, or its name.
+        if (focused == "up" and not can_up) or (focused == "down" and not can_down):
+            focused = "down" if focused == "up" and can_down else "up" if can_up else "name"
         made.append(
             BuilderRow(
                 index=index,
                 texts={part: str(row.get(part, "")) for part in PARTS},
                 first=above is None,
                 last=below is None,
-                can_up=above is not None and (bool(above.get("required")) == required),
-                can_down=below is not None and (bool(below.get("required")) == required),
-                focus=focus.removeprefix(f"f-{key}-{index}-")
-                if focus.startswith(f"f-{key}-{index}-")
-                else "",
+                can_up=can_up,
+                can_down=can_down,
+                focus=focused,
             )
         )
     return tuple(made)
