@@ -32,14 +32,8 @@ def version_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     **Restore** (the draft becomes that version)."""
     cursor = request.GET.get("cursor") or None
     document = documents.get_document(slug, with_versions=False)
-    page = documents.list_versions(slug, cursor=cursor)
-    older = list(page.items[1:])
-    if page.next is not None:  # the version before the last one shown: the next page's first
-        older += documents.list_versions(slug, cursor=page.next, limit=1).items
-    rows = [
-        (version, older[index] if index < len(older) else None)
-        for index, version in enumerate(page.items)
-    ]
+    page, previous = documents.versions_with_previous(slug, cursor=cursor)
+    rows = list(zip(page.items, previous, strict=True))
     template = "versions/list.html#rows" if request.htmx else "versions/list.html"
     return render(
         request,
