@@ -349,13 +349,17 @@
   function takeFocus() {
     var wanted = document.querySelector("#editor [autofocus]");
     var lost = !document.activeElement || document.activeElement === document.body;
-    if (!wanted && lost && focusedId) {
+    function usable(element) {
+      return Boolean(element) && !element.disabled && element.getClientRects().length > 0;
+    }
+    if (!wanted && lost && focusedId && usable(document.getElementById(focusedId))) {
       wanted = document.getElementById(focusedId);
     }
-    // Else, when what had the focus went with the answer (a node or an edge deleted), the
-    // notice of what was done, whose Undo takes it back.
+    // Else, when what had the focus went with the answer (a node or an edge deleted, Undo
+    // with nothing left to undo), the first of the controls that take it back: Redo, or the
+    // notice's Undo.
     if (!wanted && lost) {
-      wanted = document.querySelector("#editor [data-focus-if-lost]");
+      wanted = Array.from(document.querySelectorAll("#editor [data-focus-if-lost]")).find(usable) || null;
     }
     focusedId = null;
     if (!wanted) {
