@@ -389,11 +389,13 @@ class StartRunForm(forms.Form):
         widget=forms.Textarea(
             attrs={"rows": 6, "spellcheck": "false", "class": "json-input", "data-json-check": ""}
         ),
-        help_text="The value the entry node receives, as JSON; <code>null</code> for none.",
+        help_text="The value the entry nodes receive, as JSON; <code>null</code> for none.",
     )
     document = forms.SlugField(required=False, widget=forms.HiddenInput)
 
     def clean_input(self) -> Any:
+        if self.data.get("input_from") == "fields":
+            return None  # the input is the generated fields' (services.documents.samples)
         text = self.cleaned_data.get("input") or ""
         if not text.strip():
             raise forms.ValidationError("Enter the input as JSON (null for none).")

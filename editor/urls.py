@@ -55,6 +55,7 @@ urlpatterns = [
     path("new/", graphs.new_graph, name="new_graph"),
     path("import/", graphs.import_graph, name="import_graph"),
     path("graphs/<slug:slug>/versions/", versions.version_list, name="versions"),
+    path("graphs/<slug:slug>/versions/restore/", versions.restore, name="version_restore"),
     path("graphs/<slug:slug>/approvals/", approvals.approvals_page, name="approvals"),
     path("graphs/<slug:slug>/approvals/gate/", approvals.save_gate, name="approvals_gate"),
     path("graphs/<slug:slug>/approvals/remove/", approvals.remove_gate, name="approvals_remove"),

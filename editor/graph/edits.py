@@ -44,7 +44,18 @@ Value = dict[str, Any]
 NEW_NODE_DEFAULTS: dict[str, Value] = {
     "agent": {"agent_hash": ""},
     "tool": {"tool": "echo"},
-    "gate": {"approval_schema": {"type": "object"}},
+    # Approve / Reject and a comment: the approver gets the two buttons at once (the first
+    # required boolean is the decision, and a `comment` replaces the card's own).
+    "gate": {
+        "approval_schema": {
+            "type": "object",
+            "properties": {
+                "approved": {"type": "boolean", "title": "Approve"},
+                "comment": {"type": "string", "title": "Comment"},
+            },
+            "required": ["approved"],
+        }
+    },
     "branch": {"cases": [{"name": "yes", "when": {"kind": "expression", "value": "true"}}]},
     "map": {"over": "items", "concurrency": 1, "body": {"kind": "node", "value": ""}},
     "fold": {

@@ -72,6 +72,8 @@ class FieldView:
     seconds: int | None = None
     #: The stored agent definition the agent field names, if it names one.
     chosen: Any = None
+    #: A schema field's builder (:class:`~editor.presentation.schema_builder.SchemaBuilder`).
+    builder: Any = None
 
     @property
     def name(self) -> str:
@@ -107,6 +109,10 @@ class FormRead:
     errors: dict[str, list[str]] = field(default_factory=dict)
     general: list[str] = field(default_factory=list)
     typed: dict[str, str] = field(default_factory=dict)
+    #: What the form shows next beside the values (a schema builder's mode, the control to
+    #: focus), by key; and whether a part of it must be drawn again (a button was pressed).
+    shown: dict[str, str] = field(default_factory=dict)
+    redraw: bool = False
 
     def refuse(self, key: str, message: str, typed: str) -> None:
         self.errors.setdefault(key, []).append(message)

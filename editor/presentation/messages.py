@@ -13,7 +13,7 @@ from typing import Any
 
 from editor.graph import ErrorData
 
-__all__ = ["for_people"]
+__all__ = ["for_people", "held_phrase"]
 
 _EXPRESSION = re.compile(r"\Afound (?P<what>.+) at character (?P<at>\d+)\Z", re.S)
 
@@ -33,8 +33,23 @@ def _expression(text: Any) -> str:
 
 
 def _level(error: ErrorData) -> str:
-    owners = error.get("subgraph") or []
-    return "".join(f"Inside the body of `{owner}`: " for owner in owners)
+    """Where an error inside a body is: ``Inside the body of `b` (in `a`): ``."""
+    owners = [str(owner) for owner in error.get("subgraph") or []]
+    if not owners:
+        return ""
+    outer = "".join(f" (in `{owner}`)" for owner in reversed(owners[:-1]))
+    return f"Inside the body of `{owners[-1]}`{outer}: "
+
+
+def held_phrase(message: str) -> str:
+    """Why a field was not saved, said after "not saved:": a reason given as a verb phrase
+    ("needs a whole number…", "is not valid JSON…") gets its subject, a whole clause ("id
+    `x` is already used") stands as it is."""
+    first = message.split(" ", 1)[0]
+    return f"it {message}" if first in _VERBS else message
+
+
+_VERBS = frozenset({"is", "needs", "has", "holds", "uses", "must", "cannot", "was"})
 
 
 def _agent_hash(error: ErrorData) -> str:
@@ -95,8 +110,8 @@ _TEMPLATES: dict[str, Callable[[ErrorData], str]] = {
         "Set its Concurrency to 1 or more."
     ),
     "approval_schema_not_object": lambda e: (
-        f"The approval schema of `{e.get('node')}` must be a JSON object, such as "
-        '{"type": "object"}.'
+        f"The approval form of `{e.get('node')}` is not a JSON object. Write it as a list of "
+        'fields, or as a JSON object such as {"type": "object"}.'
     ),
     "non_positive_max_iterations": lambda e: (
         f"`{e.get('node')}` may run {e.get('found')} passes, so it would never run. Set its "
@@ -190,8 +205,9 @@ _TEMPLATES: dict[str, Callable[[ErrorData], str]] = {
         f"Bodies inside `{e.get('node')}` nest deeper than {e.get('max')} levels. Flatten them."
     ),
     "unsupported_in_subgraph": lambda e: (
-        f"`{e.get('node')}` is a {e.get('kind')} node inside a body; a person cannot approve "
-        "inside a map item or a fold pass. Move it to the top level."
+        f"`{e.get('node')}` is a {e.get('kind')} node inside a body; "
+        + ("a run cannot wait" if e.get("kind") == "delay" else "a person cannot approve")
+        + " inside a map item or a fold pass. Move it to the top level."
     ),
     "malformed_document": _malformed,
     "unsaved_field": lambda e: str(e.get("message", "")),

@@ -27,6 +27,7 @@ from editor.graph.durations import format_duration, parse_duration
 from editor.graph.jsonio import pretty_json
 from editor.graph.model import ON_BOUND_WORDS, PAYLOAD_FIELDS, U32_MAX, FieldSpec, SubgraphPath
 from editor.presentation.fields import FieldView, FormRead
+from editor.presentation.schema_builder import SCHEMA_KEYS, builder_of, read_builder
 from editor.presentation.typed import JsonProblem, read_typed_json, whole_number
 from editor.presentation.wiring import NodeWiring
 
@@ -56,12 +57,20 @@ _LABELS: dict[str, tuple[str, str]] = {
         "Input mapping",
         'A JSON object: input name → reference path, e.g. {"text": "draft"}. Optional.',
     ),
-    "input_schema": ("Input schema", "JSON Schema of what this node takes; optional."),
-    "output_schema": ("Output schema", "JSON Schema of what this node gives; optional."),
+    "input_schema": (
+        "Input schema",
+        "What this node takes: its fields. Not set: anything is accepted.",
+    ),
+    "output_schema": (
+        "Output schema",
+        "What this node gives: its fields. Not set: anything may come out.",
+    ),
     "prompt": ("Prompt", "Optional: shown to the approver in the inbox."),
     "approval_schema": (
-        "Approval schema",
-        'Required: the JSON Schema of the approver\'s form; {"type": "object"} for a plain one.',
+        "Approval form",
+        "What the approver fills in: one control per field. The first required yes-or-no "
+        "field becomes the Approve and Reject buttons; a field named comment replaces the "
+        "card's own comment.",
     ),
     "on": ("On", "Optional: the reference path the cases look at."),
     "cases": ("Cases", "The first case whose condition holds is taken."),
@@ -71,7 +80,10 @@ _LABELS: dict[str, tuple[str, str]] = {
     "max_iterations": ("Max iterations", "The most passes the loop may run: at least 1."),
     "stop_when": ("Stop when", "A condition; the loop stops when it holds."),
     "join": ("Join", "How the passes become one value."),
-    "accumulator_schema": ("Accumulator schema", "JSON Schema of the accumulated value; optional."),
+    "accumulator_schema": (
+        "Accumulator schema",
+        "The fields of the accumulated value. Not set: anything.",
+    ),
     "on_bound": (
         "On bound",
         "What reaching max iterations without Stop when holding means. Join: the passes are "
@@ -104,7 +116,12 @@ _WIDGET_OF_TYPE = {
     "body": "body",
     "join": "join",
 }
-_WIDGET_OF_NAME = {"agent_hash": "agent", "tool": "tool", "prompt": "textarea"}
+_WIDGET_OF_NAME = {
+    "agent_hash": "agent",
+    "tool": "tool",
+    "prompt": "textarea",
+    **dict.fromkeys(SCHEMA_KEYS, "schema"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +199,8 @@ def read_node_form(
                 read.refuse(name, "needs join, fail or not set", raw)
             else:
                 read.fields[name] = raw or None
+        elif name in SCHEMA_KEYS and _read_builder(read, name, data, optional=spec.optional):
+            continue
         elif spec.type in ("json", "string_map"):
             _read_json(read, name, raw, required=spec.required, string_map=spec.type != "json")
         elif spec.type == "cases":
@@ -229,6 +248,25 @@ def _read_json(read: FormRead, name: str, raw: str, *, required: bool, string_ma
     read.fields[name] = value
 
 
+def _read_builder(read: FormRead, name: str, data: Mapping[str, str], *, optional: bool) -> bool:
+    """A schema field posted by its builder (False: posted as JSON text alone)."""
+
+    def read_json(text: str) -> tuple[Any, str]:
+        value, problem = read_typed_json(text)
+        return value, "" if problem is None else _json_problem(problem)
+
+    built = read_builder(name, data, optional=optional, read_json=read_json)
+    if built is None:
+        return False
+    if built.problem:
+        read.refuse(name, built.problem, built.held)
+    else:
+        read.fields[name] = built.value
+    read.shown.update(built.shown or {})
+    read.redraw = read.redraw or built.redraw
+    return True
+
+
 def _json_problem(problem: JsonProblem) -> str:
     """Why typed text is not JSON, said for a person: where, and what was expected."""
     found = problem.position
@@ -262,11 +300,24 @@ def _cases(data: Mapping[str, str], count: int) -> list[dict[str, Any]]:
     return cases
 
 
+#: A subgraph body as it starts: empty, built on the canvas like the top level.
+EMPTY_SUBGRAPH: dict[str, Any] = {"schema_version": 1, "nodes": [], "edges": []}
+
+
 def _read_body(read: FormRead, data: Mapping[str, str]) -> None:
-    if data.get("body_kind") != "subgraph":
+    kind = "subgraph" if data.get("body_kind") == "subgraph" else "node"
+    shown = data.get("body_shown")
+    if shown is not None and shown != kind:
+        read.redraw = True  # the body's own controls change with its kind
+    if kind == "node":
         read.fields["body"] = {"kind": "node", "value": str(data.get("body_node", ""))}
         return
     raw = str(data.get("body_subgraph", ""))
+    if not raw.strip():
+        # Just switched to a subgraph (its text was not on the form), or its text emptied:
+        # an empty body, which its level on the canvas builds.
+        read.fields["body"] = {"kind": "subgraph", "value": dict(EMPTY_SUBGRAPH)}
+        return
     graph, problem = read_typed_json(raw)
     if problem is not None:
         read.refuse("body", _json_problem(problem), raw)
@@ -382,6 +433,8 @@ class NodeFormView(TypedDict):
     body_kind: str
     body_node: str
     body_subgraph: str
+    #: How many nodes a subgraph body holds.
+    body_nodes: int
     join_kind: str
     join_value: str
     other_ids: list[str]
@@ -441,6 +494,10 @@ def node_form(
         elif form_field.widget == "duration":
             stored = payload.get(key)
             entry["seconds"] = stored if type(stored) is int else None
+        elif form_field.widget == "schema":
+            entry["builder"] = builder_of(
+                key, payload.get(key), optional=form_field.spec.optional, typed=typed
+            )
         fields.append(
             FieldView(
                 key=key,
@@ -474,6 +531,12 @@ def node_form(
     join = payload.get("join") or {}
     body_subgraph = _pretty(body.get("value")) if body.get("kind") == "subgraph" else ""
     body_kind = body.get("kind", "node")
+    inner = body.get("value") if body_kind == "subgraph" else None
+    body_nodes = (
+        len(inner["nodes"])
+        if isinstance(inner, dict) and isinstance(inner.get("nodes"), list)
+        else 0
+    )
     if "body" in typed:
         body_kind, body_subgraph = "subgraph", typed["body"]
     keys = [f.key for f in form_fields(node["kind"])]
@@ -493,6 +556,7 @@ def node_form(
         "body_kind": body_kind,
         "body_node": body.get("value", "") if body.get("kind") == "node" else "",
         "body_subgraph": body_subgraph,
+        "body_nodes": body_nodes,
         "join_kind": join.get("kind", "last"),
         "join_value": join.get("value", ""),
         "other_ids": [other for other in (other_ids or []) if other != payload["id"]],

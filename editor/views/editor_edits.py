@@ -116,7 +116,9 @@ def edit_json(request: HtmxHttpRequest, draft: ParsedDraft, page: PageState) -> 
 def freeze(request: HtmxHttpRequest, draft: ParsedDraft, page: PageState) -> HttpResponse:
     """**Freeze**: the draft becomes the next version; its hash is shown."""
     note = request.POST.get("note", "")
-    return respond(request, editor_edits.freeze_draft(request.user, draft, page, note))
+    empty_ok = request.POST.get("empty_ok") == "1"
+    answer = editor_edits.freeze_draft(request.user, draft, page, note, empty_ok=empty_ok)
+    return respond(request, answer)
 
 
 @guarded

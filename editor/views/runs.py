@@ -27,6 +27,7 @@ from editor.forms import StartRunForm
 from editor.graph import GraphHash, hex_digits
 from editor.services import runs
 from editor.services.access import can_operate
+from editor.services.documents import graphs, samples
 from editor.services.errors import (
     AlreadyFinished,
     InvalidRequest,
@@ -163,15 +164,29 @@ def start_run(request: HtmxHttpRequest, digest: GraphHash) -> HttpResponse:
     if not can_operate(request.user):
         raise PermissionDenied("Starting runs needs the operators role.")
     form = StartRunForm(request.POST)
-    context: dict[str, Any] = {"hex": hex_digits(digest), "start_form": form, "can_operate": True}
+    graph = graphs.load_graph(digest)
+    typed = request.POST.get("input", "")
+    fields = samples.input_form(graph, prefix="start", json_text=typed)
+    from_fields = request.POST.get("input_from") == "fields"
+    context: dict[str, Any] = {
+        "hex": hex_digits(digest),
+        "start_form": form,
+        "can_operate": True,
+        "input_form": fields,
+    }
     if form.is_valid():
         try:
+            value = form.cleaned_data["input"]
+            if from_fields:
+                value = samples.read_input(graph, request.POST, prefix="start")
             started = runs.start_run(
                 request.user,
                 digest,
-                form.cleaned_data["input"],
+                value,
                 document_slug=form.cleaned_data["document"] or None,
             )
+        except samples.InvalidInput as refused:
+            context["input_form"] = refused.form
         except UnknownDocument:
             form.add_error(None, "The document this page was opened from no longer exists.")
         except NotRunnable as error:

@@ -20,7 +20,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         problem = f"Choose exactly two runs to compare ({len(chosen)} chosen)."
         return render(request, "runs/compare.html", {"problem": problem}, status=400)
     try:
-        comparison = run_compare.compare_runs(chosen[0], chosen[1])
+        comparison = run_compare.compare_runs(chosen[0], chosen[1], older_first=True)
     except NotComparable as refused:
         return render(request, "runs/compare.html", {"problem": str(refused)}, status=400)
     return render(request, "runs/compare.html", {"comparison": comparison})

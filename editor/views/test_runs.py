@@ -101,8 +101,8 @@ def run_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def _attempt(request: HtmxHttpRequest, slug: str, action: Any, done: str, **kept: Any) -> Any:
     try:
         action()
-    except (NotAllowed, UnknownDocument):
-        raise  # the page's own answers: 403, 404
+    except (NotAllowed, UnknownDocument, samples.InvalidInput):
+        raise  # the page's own answers (403, 404), and a form to show again (start)
     except ServiceError as refused:
         # Said inside the panel, answered 200 so htmx swaps it (a 4xx body is discarded).
         return _render(request, slug, error=_said(refused), **kept)
@@ -118,20 +118,32 @@ def _said(error: ServiceError) -> str:
 
 @require_POST
 def start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """**Test run**: the draft as it is, with the typed input (or the chosen sample's)."""
+    """**Test run**: the draft as it is, with the chosen sample's input, or the one typed in
+    the fields of the entry nodes' input schema, or as JSON (its own button)."""
     text = request.POST.get("input", "")
+    sample = request.POST.get("sample") or None
+    source = request.POST.get("input_from", "")
 
     def go() -> None:
-        value = _json(text, "The input")
+        if sample is not None and source != samples.FROM_JSON:
+            value = samples.sample_input(request.user, slug, sample)
+        elif source == "fields":
+            value = samples.read_draft_input(slug, request.POST, prefix="test-input")
+        else:
+            value = _json(text, "The input")
         test_runs.start_test_run(
             request.user,
             slug,
             value,
             confirm_writes=request.POST.getlist("confirm_writes"),
-            sample=request.POST.get("sample") or None,
+            sample=sample,
         )
 
-    return _attempt(request, slug, go, "Test run started.", input_text=text)
+    try:
+        return _attempt(request, slug, go, "Test run started.", input_text=text)
+    except samples.InvalidInput as refused:
+        said = "The test run did not start: the input has errors, beside its fields."
+        return _render(request, slug, error=said, input_form=refused.form)
 
 
 @require_POST

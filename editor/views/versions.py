@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from editor.forms import StartRunForm
 from editor.graph import GraphHash, hex_digits, short_hash, wire_value
 from editor.graph.jsonio import pretty_json
 from editor.services import documents
-from editor.services.access import can_operate
-from editor.services.documents import canvas, comparing, graphs
-from editor.services.errors import UnknownDocument
+from editor.services.access import can_author, can_operate
+from editor.services.documents import canvas, comparing, editing, editor_edits, graphs, samples
+from editor.services.errors import InvalidRequest, UnknownDocument
 from editor.services.runs import pages as run_pages
 from editor.views.graphs import editor_url, is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
@@ -25,10 +27,13 @@ from editor.views.htmx import HtmxHttpRequest
 @require_safe
 @vary_on_headers("HX-Request")
 def version_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """The document's versions, newest first, fifty a page (a cursor on the number)."""
+    """The document's versions, newest first, fifty a page (a cursor on the number); each
+    with **Compare** (with the version before it: older → newer) and, for authors,
+    **Restore** (the draft becomes that version)."""
     cursor = request.GET.get("cursor") or None
     document = documents.get_document(slug, with_versions=False)
-    page = documents.list_versions(slug, cursor=cursor)
+    page, previous = documents.versions_with_previous(slug, cursor=cursor)
+    rows = list(zip(page.items, previous, strict=True))
     template = "versions/list.html#rows" if request.htmx else "versions/list.html"
     return render(
         request,
@@ -37,10 +42,28 @@ def version_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             "document": document,
             "editor_url": editor_url(slug),
             "versions": page.items,
+            "rows": rows,
             "next": page.next,
             "paged": cursor is not None,
+            "can_restore": can_author(request.user),
         },
     )
+
+
+@require_POST
+def restore(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """**Restore** a version into the draft (authors): an edit the editor's Undo takes back;
+    the editor says so."""
+    draft = editing.open_draft(request.user, slug, reverse("editor", args=[slug]))
+    if not draft.can_edit:
+        raise PermissionDenied("Only authors may restore a version into the draft.")
+    try:
+        said = editor_edits.restore_version(request.user, draft, request.POST.get("version", ""))
+    except InvalidRequest as refused:
+        messages.error(request, f"Nothing was restored: {refused}.")
+        return redirect("versions", slug=slug)
+    messages.success(request, said)
+    return redirect("editor", slug=slug)
 
 
 @require_safe
@@ -92,6 +115,7 @@ def graph_page(request: HtmxHttpRequest, digest: GraphHash) -> HttpResponse:
                 "document": document.slug if document else "",
             }
         ),
+        "input_form": samples.input_form(graph, prefix="start"),
     }
     template = "versions/graph.html#json" if request.htmx else "versions/graph.html"
     return render(request, template, context)

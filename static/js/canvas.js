@@ -5,7 +5,8 @@
 //
 // Readable at any size: zoom goes on until labels are 1.5 times their natural size, whatever
 // the graph's size; Fit never blows a small graph up beyond its natural size; a graph too large
-// to read when fitted opens at its natural size on its first node instead (Fit shows it whole).
+// to read when fitted opens at its natural size on its first node instead (Fit shows it whole,
+// as an overview whose labels stay readable: overview, below), with a minimap.
 //
 // A canvas drawn again (the editor redraws it after each edit) keeps its view: a drawing of the
 // same structure is patched in place (only the items it changed are replaced: patch, below); one
@@ -173,6 +174,7 @@
           view.moved = true;
         }
         scheduleMinimap(view);
+        scheduleOverview(view);
       }
       quiet = true;
       try {
@@ -203,6 +205,7 @@
       views[id] = view;
       view.figure = figure;
       minimap(view, fitted);
+      overview(view);
       figure.dispatchEvent(new CustomEvent("canvas:ready", { bubbles: true }));
       var zoom = view.zoom;
       var tools = figure.querySelector("[data-zoom-tools]");
@@ -242,9 +245,16 @@
     });
   }
 
-  // A minimap for drawings too large to read whole: a small copy of the drawing (inert: no
+  // A minimap for drawings too large to read whole: a small picture of the drawing (inert: no
   // links, hidden from assistive technology, which has the canvas itself) with the part shown
-  // outlined; a click or a drag in it moves the canvas there.
+  // outlined; a click or a drag in it moves the canvas there. Its height follows the drawing's
+  // shape within bounds; a drawing so long that the whole of it would be a hairline there is
+  // shown around the part in view, at a scale where it is at least half the minimap across,
+  // and the picture follows the view as it moves (it stays put while it is dragged).
+  var MINIMAP_LOWEST = 56;
+  var MINIMAP_HIGHEST = 160;
+  var SVG_NS = "http://www.w3.org/2000/svg";
+
   function minimap(view, fitted) {
     var old = view.figure.querySelector(".minimap");
     if (old) {
@@ -258,20 +268,36 @@
     box.setAttribute("aria-hidden", "true");
     var viewport = view.svg.querySelector(".svg-pan-zoom_viewport");
     var drawn = viewport.getBBox();
-    var viewBox = [drawn.x, drawn.y, Math.max(drawn.width, 1), Math.max(drawn.height, 1)];
-    var svgNS = "http://www.w3.org/2000/svg";
-    var image = document.createElement("img");
-    image.alt = "";
-    box.appendChild(image);
-    var small = document.createElementNS(svgNS, "svg");
-    small.setAttribute("viewBox", viewBox.join(" "));
+    drawn = { x: drawn.x, y: drawn.y, width: Math.max(drawn.width, 1), height: Math.max(drawn.height, 1) };
+    view.figure.querySelector("[data-pan-zoom]").after(box);
+    var width = box.clientWidth || 224;
+    var height = Math.min(MINIMAP_HIGHEST, Math.max(MINIMAP_LOWEST, (width * drawn.height) / drawn.width));
+    box.style.height = height + "px";
+    var scale = Math.min(width / drawn.width, height / drawn.height);
+    var across = Math.min(drawn.width, drawn.height);
+    scale = Math.max(scale, Math.min(width, height) / 2 / across);
+    var small = document.createElementNS(SVG_NS, "svg");
     small.setAttribute("preserveAspectRatio", "xMidYMid meet");
-    var frame = document.createElementNS(svgNS, "rect");
+    var image = document.createElementNS(SVG_NS, "image");
+    image.setAttribute("x", String(drawn.x));
+    image.setAttribute("y", String(drawn.y));
+    image.setAttribute("width", String(drawn.width));
+    image.setAttribute("height", String(drawn.height));
+    image.setAttribute("preserveAspectRatio", "none");
+    small.appendChild(image);
+    var frame = document.createElementNS(SVG_NS, "rect");
     frame.setAttribute("class", "minimap-frame");
     small.appendChild(frame);
     box.appendChild(small);
-    view.figure.querySelector("[data-pan-zoom]").after(box);
-    view.minimap = { box: box, svg: small, frame: frame, drawn: drawn, image: image };
+    view.minimap = {
+      box: box,
+      svg: small,
+      frame: frame,
+      drawn: drawn,
+      image: image,
+      region: { width: width / scale, height: height / scale },
+      dragging: false,
+    };
     // The picture comes after the canvas is painted: making it costs as much as the drawing.
     scheduleMinimapPicture(view, 0);
     function jump(event) {
@@ -286,19 +312,21 @@
       });
       view.moved = true;
     }
-    var dragging = false;
     box.addEventListener("mousedown", function (event) {
-      dragging = true;
+      view.minimap.dragging = true;
       jump(event);
       event.preventDefault();
     });
     box.addEventListener("mousemove", function (event) {
-      if (dragging) {
+      if (view.minimap && view.minimap.dragging) {
         jump(event);
       }
     });
     document.addEventListener("mouseup", function () {
-      dragging = false;
+      if (view.minimap && view.minimap.dragging) {
+        view.minimap.dragging = false;
+        updateMinimap(view);
+      }
     });
     updateMinimap(view);
   }
@@ -306,14 +334,16 @@
   // A picture of the drawing (an image, not a second copy of its elements: cheap to lay out
   // and paint, and nothing in it can take focus), over which the part shown is outlined.
   function picture(view) {
-    var svgNS = "http://www.w3.org/2000/svg";
     var drawn = view.minimap.drawn;
     var inner = view.svg.querySelector(".svg-pan-zoom_viewport").cloneNode(true);
     inner.removeAttribute("transform");
     inner.removeAttribute("style");
-    var whole = document.createElementNS(svgNS, "svg");
-    whole.setAttribute("xmlns", svgNS);
-    whole.setAttribute("viewBox", [drawn.x, drawn.y, Math.max(drawn.width, 1), Math.max(drawn.height, 1)].join(" "));
+    inner.querySelectorAll(".overview-labels").forEach(function (layer) {
+      layer.remove();
+    });
+    var whole = document.createElementNS(SVG_NS, "svg");
+    whole.setAttribute("xmlns", SVG_NS);
+    whole.setAttribute("viewBox", [drawn.x, drawn.y, drawn.width, drawn.height].join(" "));
     whole.appendChild(inner);
     return "data:image/svg+xml;charset=utf-8," + encodeURIComponent(new XMLSerializer().serializeToString(whole));
   }
@@ -326,11 +356,123 @@
     var sizes = view.zoom.getSizes();
     var pan = view.zoom.getPan();
     var real = sizes.realZoom;
+    var shown = { x: -pan.x / real, y: -pan.y / real, width: sizes.width / real, height: sizes.height / real };
     var frame = view.minimap.frame;
-    frame.setAttribute("x", String(-pan.x / real));
-    frame.setAttribute("y", String(-pan.y / real));
-    frame.setAttribute("width", String(sizes.width / real));
-    frame.setAttribute("height", String(sizes.height / real));
+    frame.setAttribute("x", String(shown.x));
+    frame.setAttribute("y", String(shown.y));
+    frame.setAttribute("width", String(shown.width));
+    frame.setAttribute("height", String(shown.height));
+    if (view.minimap.dragging) {
+      return;
+    }
+    // The part of the drawing the minimap shows: all of it, or the part around the view.
+    var drawn = view.minimap.drawn;
+    var region = view.minimap.region;
+    function place(middle, size, start, length) {
+      if (size >= length) {
+        return start + (length - size) / 2;
+      }
+      return Math.min(Math.max(middle - size / 2, start), start + length - size);
+    }
+    var x = place(shown.x + shown.width / 2, region.width, drawn.x, drawn.width);
+    var y = place(shown.y + shown.height / 2, region.height, drawn.y, drawn.height);
+    view.minimap.svg.setAttribute("viewBox", [x, y, region.width, region.height].join(" "));
+  }
+
+  // Readable at a glance: below OVERVIEW_BELOW the drawing's own labels (11 units) are smaller
+  // than 8 pixels, so the canvas shows an overview instead. Its own text is hidden; a label of
+  // OVERVIEW_PX on screen is laid over as many nodes as have room for one without touching
+  // another (in the drawing's order: the entry first), the others waiting for a closer look,
+  // as a map names its towns. Laid out again when the zoom changes, never on a pan.
+  var OVERVIEW_BELOW = 0.75;
+  var OVERVIEW_PX = 12;
+
+  // Each node's first line of text (its display name) and its middle, in the drawing's units.
+  function nodeLabels(view) {
+    if (!view.labels) {
+      view.labels = [];
+      view.svg.querySelectorAll(".svg-pan-zoom_viewport > g.graph g.node").forEach(function (group) {
+        var text = group.querySelector("text");
+        var words = text ? text.textContent.trim() : "";
+        if (!words) {
+          return;
+        }
+        var box = group.getBBox();
+        view.labels.push({ words: words, x: box.x + box.width / 2, y: box.y + box.height / 2 });
+      });
+    }
+    return view.labels;
+  }
+
+  function overview(view) {
+    view.overviewPending = false;
+    if (!view.zoom || !document.body.contains(view.svg)) {
+      return;
+    }
+    var real = view.zoom.getSizes().realZoom;
+    var on = real < OVERVIEW_BELOW;
+    view.figure.classList.toggle("overview", on);
+    var layer = view.overviewLayer;
+    if (!on) {
+      if (layer) {
+        layer.textContent = "";
+      }
+      view.overviewZoom = null;
+      return;
+    }
+    if (layer && view.overviewZoom === real) {
+      return;
+    }
+    view.overviewZoom = real;
+    if (!layer) {
+      var graph = view.svg.querySelector(".svg-pan-zoom_viewport > g.graph");
+      if (!graph) {
+        return;
+      }
+      layer = document.createElementNS(SVG_NS, "g");
+      layer.setAttribute("class", "overview-labels");
+      layer.setAttribute("aria-hidden", "true");
+      layer.setAttribute("transform", graph.getAttribute("transform") || "");
+      graph.after(layer);
+      view.overviewLayer = layer;
+    }
+    var size = OVERVIEW_PX / real;
+    var placed = [];
+    var fragment = document.createDocumentFragment();
+    // Kept inside the drawing, so that the labels at its ends are not cut by the canvas.
+    var whole = view.svg.querySelector(".svg-pan-zoom_viewport > g.graph").getBBox();
+    nodeLabels(view).forEach(function (label) {
+      var half = (label.words.length + 1) * size * 0.3;
+      var x = Math.max(whole.x + half, Math.min(label.x, whole.x + whole.width - half));
+      var box = { left: x - half, right: x + half, top: label.y - size * 0.7, bottom: label.y + size * 0.7 };
+      for (var index = 0; index < placed.length; index += 1) {
+        var other = placed[index];
+        if (box.left < other.right && other.left < box.right && box.top < other.bottom && other.top < box.bottom) {
+          return;
+        }
+      }
+      placed.push(box);
+      var text = document.createElementNS(SVG_NS, "text");
+      text.setAttribute("x", String(x));
+      text.setAttribute("y", String(label.y));
+      text.setAttribute("font-size", String(size));
+      text.setAttribute("stroke-width", String(size / 4));
+      text.setAttribute("text-anchor", "middle");
+      text.setAttribute("dominant-baseline", "central");
+      text.textContent = label.words;
+      fragment.appendChild(text);
+    });
+    layer.textContent = "";
+    layer.appendChild(fragment);
+  }
+
+  function scheduleOverview(view) {
+    if (!view.overviewPending) {
+      view.overviewPending = true;
+      requestAnimationFrame(function () {
+        overview(view);
+      });
+    }
   }
 
   function scheduleMinimap(view) {
@@ -443,6 +585,9 @@
     }
     if (changed.length) {
       scheduleMinimapPicture(view, 2000);
+      view.labels = null;
+      view.overviewZoom = null;
+      scheduleOverview(view);
     }
     return true;
   }
@@ -459,7 +604,7 @@
       var idle = window.requestIdleCallback || function (callback) { return setTimeout(callback, 0); };
       idle(function () {
         if (view.minimap && document.body.contains(view.svg)) {
-          view.minimap.image.src = picture(view);
+          view.minimap.image.setAttribute("href", picture(view));
         }
       });
     }, delay);

@@ -496,7 +496,32 @@
     }
   });
 
+  // The nodes this page edits are those of its level: the top, or a body opened on its own
+  // (?in=<owner>). The server marks the top level's nodes "top-level"; on a body's page the
+  // mark moves to the body's nodes, so that connecting, dragging, the arrows and choosing an
+  // edge work there as at the top.
+  function markLevel() {
+    var form = document.getElementById("canvas-actions") || document.getElementById("add-node-form");
+    if (!form) {
+      return;
+    }
+    var level = Array.from(form.querySelectorAll("input[name=in]")).map(function (input) {
+      return input.value;
+    });
+    if (!level.length) {
+      return;
+    }
+    var wanted = JSON.stringify(level);
+    document.querySelectorAll("#canvas-panel svg g.node").forEach(function (group) {
+      var link = group.querySelector("a");
+      var href = link && (link.getAttribute("href") || link.getAttribute("xlink:href"));
+      var here = href ? JSON.stringify(new URL(href, window.location.href).searchParams.getAll("in")) : "";
+      group.classList.toggle("top-level", here === wanted);
+    });
+  }
+
   function enhance() {
+    markLevel();
     roveCanvas();
     var connectButton = document.getElementById("connect-button");
     if (connectButton) {

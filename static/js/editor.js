@@ -322,8 +322,76 @@
     });
   }
 
+  // A control whose errors (an element it names in aria-describedby) say something is marked
+  // aria-invalid, and unmarked once they are empty: answers replace the errors in place while
+  // the person types. Only marks this file made are taken off (json-check.js makes its own).
+  function markInvalid() {
+    document.querySelectorAll("#editor [aria-describedby]").forEach(function (control) {
+      if (!control.matches("input, select, textarea")) {
+        return;
+      }
+      var wrong = control
+        .getAttribute("aria-describedby")
+        .split(/\s+/)
+        .some(function (id) {
+          var said = id && document.getElementById(id);
+          return Boolean(said && said.querySelector(".field-error"));
+        });
+      if (wrong) {
+        control.setAttribute("aria-invalid", "true");
+        control.dataset.invalidByErrors = "1";
+      } else if (control.dataset.invalidByErrors) {
+        control.removeAttribute("aria-invalid");
+        delete control.dataset.invalidByErrors;
+      }
+    });
+  }
+
+  // The control an answer names for the focus (autofocus: the row a button added or moved,
+  // the builder drawn again) takes it; htmx focuses it only in the target of a swap, and the
+  // node panel comes out of band. Taken once: the attribute goes.
+  // Else a control replaced while it had the focus (a select that redrew its form) gives it
+  // to its namesake in the new drawing. ("Lost": on the page's body, or on nothing.)
+  var focusedId = null;
+  function noteFocus(event) {
+    var target = event.detail && event.detail.target;
+    var active = document.activeElement;
+    if (target && active && active.id && active !== document.body && target.contains(active)) {
+      focusedId = active.id;
+    }
+  }
+  document.addEventListener("htmx:oobBeforeSwap", noteFocus);
+  document.addEventListener("htmx:beforeSwap", noteFocus);
+
+  function takeFocus() {
+    var wanted = document.querySelector("#editor [autofocus]");
+    var lost = !document.activeElement || document.activeElement === document.body;
+    function usable(element) {
+      return Boolean(element) && !element.disabled && element.getClientRects().length > 0;
+    }
+    if (!wanted && lost && focusedId && usable(document.getElementById(focusedId))) {
+      wanted = document.getElementById(focusedId);
+    }
+    // Else, when what had the focus went with the answer (a node or an edge deleted, Undo
+    // with nothing left to undo), the first of the controls that take it back: Redo, or the
+    // notice's Undo.
+    if (!wanted && lost) {
+      wanted = Array.from(document.querySelectorAll("#editor [data-focus-if-lost]")).find(usable) || null;
+    }
+    focusedId = null;
+    if (!wanted) {
+      return;
+    }
+    wanted.removeAttribute("autofocus");
+    if (document.activeElement !== wanted) {
+      wanted.focus();
+    }
+  }
+
   function enhance() {
     syncRevisions();
+    markInvalid();
+    takeFocus();
     var select = document.querySelector("[data-edge-from]");
     if (select) {
       narrowLabels(select);

@@ -157,8 +157,18 @@
     paintResults();
   }
 
+  // The typed input's fields are for a run without a sample: shown only while none is chosen.
+  function showFields() {
+    var select = document.getElementById("test-sample");
+    var fields = document.querySelector("[data-sample-fields]");
+    if (fields) {
+      fields.hidden = Boolean(select && select.value);
+    }
+  }
+
   document.addEventListener("change", function (event) {
     var select = event.target;
+    if (select && select.id === "test-sample") showFields();
     if (!select || select.id !== "test-sample" || !select.value) return;
     var samples = JSON.parse(select.getAttribute("data-test-samples") || "{}");
     var input = document.getElementById("test-input");
@@ -179,4 +189,6 @@
 
   document.addEventListener("htmx:afterSettle", refresh);
   document.addEventListener("DOMContentLoaded", refresh);
+  document.addEventListener("htmx:afterSettle", showFields);
+  document.addEventListener("DOMContentLoaded", showFields);
 })();

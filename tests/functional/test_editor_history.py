@@ -116,12 +116,15 @@ def test_a_schema_field_that_is_not_json_blocks_freezing_until_it_is_fixed(
     open_editor(page, slug)
     expect(page.locator("#verdict")).to_have_text(FREEZABLE)
     choose_node(page, "write")
+    with htmx_settles(page):
+        page.locator("#f-output_schema-mode").select_option("json")
+    expect(page.get_by_label("Output schema (JSON)")).to_be_focused()
 
     with htmx_settles(page):
-        page.get_by_label("Output schema").fill('{"type": "object",')
+        page.get_by_label("Output schema (JSON)").fill('{"type": "object",')
     # The browser says so as it is typed, and posts it all the same: the server holds it back.
     expect(page.locator("#f-output_schema + .json-hint")).to_contain_text("Not valid JSON yet")
-    expect(page.get_by_label("Output schema")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Output schema (JSON)")).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#verdict")).to_have_text(BLOCKED)
     expect(page.locator("#error-list")).to_contain_text("Output schema was not saved")
     expect(page.locator("#freeze-button")).to_be_disabled()
@@ -129,7 +132,7 @@ def test_a_schema_field_that_is_not_json_blocks_freezing_until_it_is_fixed(
     assert_accessible(page)
 
     with htmx_settles(page):
-        page.get_by_label("Output schema").fill('{"type": "object"}')
+        page.get_by_label("Output schema (JSON)").fill('{"type": "object"}')
     expect(page.locator("#verdict")).to_have_text(FREEZABLE)
     expect(page.locator("#f-output_schema + .json-hint")).to_be_empty()
     expect(page.locator("#freeze-button")).to_be_enabled()

@@ -144,7 +144,7 @@ def test_it_shows_the_node_form_of_the_node_asked_for(author_client: Client, gra
     page = author_client.get("/graphs/flow/?node=review").content.decode()
 
     assert 'id="node-form"' in page
-    assert 'id="f-approval_schema"' in page
+    assert 'id="sb-approval_schema"' in page  # the approval form, as a list of fields
     assert "Delete node" in page
 
 
@@ -186,9 +186,10 @@ def test_it_renders_a_form_with_every_field_for_each_kind(
     ]
     set_draft(value)
     expected = {
-        "write": ["f-agent_hash", "f-name", "f-input_schema", "f-output_schema"],
-        "publish": ["f-tool", "f-name", "f-input", "f-input_schema", "f-output_schema"],
-        "review": ["f-name", "f-prompt", "f-approval_schema"],
+        # A schema is a list of fields (or JSON): its first control says which.
+        "write": ["f-agent_hash", "f-name", "f-input_schema-mode", "f-output_schema-mode"],
+        "publish": ["f-tool", "f-name", "f-input", "f-input_schema-mode", "f-output_schema-mode"],
+        "review": ["f-name", "f-prompt", "f-approval_schema-mode", "f-approval_schema-0-name"],
         "decide": [
             "f-name",
             "f-on",
@@ -204,7 +205,7 @@ def test_it_renders_a_form_with_every_field_for_each_kind(
             "f-concurrency",
             "f-body_kind",
             "f-body_node",
-            "f-output_schema",
+            "f-output_schema-mode",
         ],
         "refine": [
             "f-name",
@@ -213,7 +214,7 @@ def test_it_renders_a_form_with_every_field_for_each_kind(
             "f-max_iterations",
             "f-stop_when",
             "f-join_value",
-            "f-accumulator_schema",
+            "f-accumulator_schema-mode",
         ],
     }
     for node_id, ids in expected.items():
@@ -753,9 +754,9 @@ def test_freeze_creates_a_version_and_shows_its_hash(author_client: Client, grap
     version = Version.objects.get(document__slug="flow")
     assert version.number == 1
     assert version.note == "first cut"
-    assert f'Frozen as version 1: <code class="hash">{version.graph_id}</code>' in (
-        response.content.decode()
-    )
+    page = response.content.decode()
+    assert "Frozen as version 1: <a " in page
+    assert f'<code class="hash">{version.graph_id}</code></a>' in page
 
 
 def test_freeze_is_refused_while_the_draft_has_errors(author_client: Client, graph: str) -> None:

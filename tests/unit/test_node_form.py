@@ -250,3 +250,39 @@ def test_the_0_10_errors_find_their_fields() -> None:
     assert field_key_of_error({"code": "non_positive_delay", "node": "d"}, None) == "seconds"
     assert field_key_of_error({"code": "fold_stop_path_not_in_body_schema"}, None) == "stop_when"
     assert field_key_of_error({"code": "fold_join_reference_not_in_body_schema"}, None) == "join"
+
+
+def test_switching_a_body_to_a_subgraph_starts_it_empty_and_draws_the_form_again() -> None:
+    read = read_node_form(
+        "map",
+        {"over": "items", "concurrency": "1", "body_kind": "subgraph", "body_shown": "node"},
+    )
+
+    assert not read
+    assert read.fields["body"] == {
+        "kind": "subgraph",
+        "value": {"schema_version": 1, "nodes": [], "edges": []},
+    }
+    assert read.redraw
+
+
+def test_a_schema_posted_by_its_builder_is_read_from_its_rows() -> None:
+    read = read_node_form(
+        "gate",
+        {
+            "approval_schema-mode": "fields",
+            "approval_schema-shape": "fields:boolean,True",
+            "approval_schema-count": "1",
+            "approval_schema-0-name": "ok",
+            "approval_schema-0-type": "boolean",
+            "approval_schema-0-required": "on",
+        },
+    )
+
+    assert not read
+    assert read.fields["approval_schema"] == {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
+    }
+    assert not read.redraw

@@ -54,6 +54,7 @@ from editor.services.documents.core import (
     undo,
     verdict_of,
     versions_of_graph,
+    versions_with_previous,
 )
 from editor.services.documents.creating import (
     Imported,
@@ -97,4 +98,5 @@ __all__ = [
     "undo",
     "verdict_of",
     "versions_of_graph",
+    "versions_with_previous",
 ]

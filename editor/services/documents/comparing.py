@@ -49,6 +49,8 @@ class Comparison:
     changes: dict[str, Any] | None = None
     problem: str | None = None
     canvas: DrawnCanvas | None = None
+    #: The sides were asked for newer first, and are shown the other way round.
+    flipped: bool = False
 
 
 def version_label(version: documents.VersionInfo) -> str:
@@ -58,13 +60,18 @@ def version_label(version: documents.VersionInfo) -> str:
 
 def compare(slug: str, *, before: str | None = None, after: str | None = None) -> Comparison:
     """``before`` (by default the latest version, or the draft when none is frozen) against
-    ``after`` (by default the draft). Raises ``UnknownDocument``; a side that is no stored
-    graph, or a draft that does not parse, is the comparison's ``problem``."""
+    ``after`` (by default the draft), read older → newer: the two are swapped when ``before``
+    is the newer (a version's number; the draft is newest). Raises ``UnknownDocument``; a side
+    that is no stored graph, or a draft that does not parse, is the comparison's
+    ``problem``."""
     document = documents.get_document(slug)
     versions = document.versions or []
     latest = versions[0].graph if versions else documents.DRAFT
     before = before or latest
     after = after or documents.DRAFT
+    flipped = _age(after, versions) < _age(before, versions)
+    if flipped:
+        before, after = after, before  # always older → newer, whichever was chosen first
     compared = Comparison(
         document=document,
         choices=[(documents.DRAFT, "the draft")] + [(v.graph, version_label(v)) for v in versions],
@@ -72,6 +79,7 @@ def compare(slug: str, *, before: str | None = None, after: str | None = None) -
         after=after,
         before_label=_side_label(before, versions),
         after_label=_side_label(after, versions),
+        flipped=flipped,
     )
     try:
         changes = documents.diff(slug, before=before, after=after)
@@ -89,6 +97,14 @@ def compare(slug: str, *, before: str | None = None, after: str | None = None) -
     older = _side_graph(slug, before)
     drawn = _compared_canvas(newer, older, changes) if newer is not None else None
     return replace(compared, changes=changes, canvas=drawn)
+
+
+def _age(side: str, versions: list[documents.VersionInfo]) -> int:
+    """How new a side is: its version number, the draft after every version (a graph that
+    is none of the document's versions keeps its place: 0)."""
+    if side == documents.DRAFT:
+        return 1 << 62
+    return next((version.version for version in versions if version.graph == side), 0)
 
 
 def _side_graph(slug: str, side: str) -> Graph | None:

@@ -90,6 +90,7 @@ __all__ = [
     "undo",
     "verdict_of",
     "versions_of_graph",
+    "versions_with_previous",
 ]
 
 #: The name that stands for a document's draft where a graph hash is expected.
@@ -302,6 +303,22 @@ def list_versions(
     """A document's versions, newest first."""
     versions = document_row(slug).versions.select_related("frozen_by").order_by("-number")
     return page_by_number(versions, cursor, limit, _version_info)
+
+
+def versions_with_previous(
+    slug: str, *, cursor: str | None = None, limit: int = DEFAULT_LIMIT
+) -> tuple[Page[VersionInfo], list[VersionInfo | None]]:
+    """:func:`list_versions`, and beside each version the one frozen before it (``None`` for
+    the first), read with the page in one query: the versions list compares each with it."""
+    versions = document_row(slug).versions.select_related("frozen_by").order_by("-number")
+    if cursor is not None:
+        (before,) = decode_cursor(cursor, (int,))
+        versions = versions.filter(number__lt=before)
+    found = [_version_info(row) for row in versions[: limit + 1]]
+    page = page_of(found, limit, lambda version: [version.version])
+    previous: list[VersionInfo | None] = [*found[1 : len(page.items) + 1]]
+    previous += [None] * (len(page.items) - len(previous))
+    return page, previous
 
 
 def read_draft_record(slug: str) -> DraftRecord:

@@ -64,6 +64,7 @@ __all__ = [
     "load_checked_draft",
     "node_link",
     "open_draft",
+    "restore_version",
     "save_text",
     "step_history",
 ]
@@ -482,6 +483,15 @@ def discard_changes(
     return _save(
         user, current, text, revision, [], summary="discarded the changes since the last version"
     )
+
+
+def restore_version(
+    user: ActingUser, current: ParsedDraft, graph: str, number: int
+) -> CheckedDraft | Stale:
+    """The draft becomes the frozen version ``number`` (whose graph is ``graph``): an edit of
+    the draft as it is now, which **Undo** takes back."""
+    text = format_draft(wire_value(load_graph(graph)))
+    return _save(user, current, text, current.revision, [], summary=f"restored version {number}")
 
 
 def step_history(

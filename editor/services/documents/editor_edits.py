@@ -25,6 +25,7 @@ from editor.presentation import node_form
 from editor.presentation.typed import whole_number
 from editor.services import agents, documents
 from editor.services.access import ActingUser
+from editor.services.documents import editing
 from editor.services.documents.editing import (
     CheckedDraft,
     ParsedDraft,
@@ -50,6 +51,7 @@ __all__ = [
     "drop_held",
     "freeze_draft",
     "relabel_edge",
+    "restore_version",
     "save_json",
     "save_node_form",
     "step",
@@ -119,10 +121,13 @@ def save_node_form(
         coalesce=coalesce,
     )
     if isinstance(result, Refused):
-        return answer_edit(result, page, node_id, node_panel=False, typed=read.typed)
-    structural = "add_case" in form or "remove_case" in form
+        typed = {**read.shown, **read.typed}
+        return answer_edit(result, page, node_id, node_panel=False, typed=typed)
+    # Drawn again after a button of the form (a case, a schema builder's field) or a change
+    # of what a schema builder shows (its mode, a field's type).
+    structural = "add_case" in form or "remove_case" in form or read.redraw
     shown_id = kept_id if isinstance(result, CheckedDraft) else node_id
-    return answer_edit(result, page, shown_id, node_panel=structural)
+    return answer_edit(result, page, shown_id, node_panel=structural, typed=read.shown or None)
 
 
 def _refused_rename(draft: ParsedDraft, node_id: str, new_id: str, page: PageState) -> str:
@@ -374,9 +379,22 @@ def save_json(user: ActingUser, draft: ParsedDraft, page: PageState, text: str) 
     return answer_edit(result, page, page.selected, json_text=False, json_error=checked.malformed)
 
 
-def freeze_draft(user: ActingUser, draft: ParsedDraft, page: PageState, note: str) -> EditorAnswer:
-    """**Freeze**: the draft becomes the next version; the answer shows its hash."""
+#: What **Freeze** asks before freezing a graph without a node.
+EMPTY_QUESTION = (
+    "This graph has no nodes yet: a version of it would do nothing when run. "
+    "Freeze it all the same?"
+)
+
+
+def freeze_draft(
+    user: ActingUser, draft: ParsedDraft, page: PageState, note: str, *, empty_ok: bool = False
+) -> EditorAnswer:
+    """**Freeze**: the draft becomes the next version; the answer shows its hash (a link to
+    the version, with **Start run** and **Test run** beside it). A graph without a node is
+    frozen only once the person says so (``empty_ok``): the answer asks first."""
     checked = check_draft(draft)
+    if not empty_ok and draft.value is not None and not draft.value["nodes"]:
+        return answer_edit(checked, page, None, freeze_question=EMPTY_QUESTION)
     try:
         frozen = documents.freeze(user, draft.slug, expected_revision=page.revision, note=note)
     except StaleDraft:
@@ -397,6 +415,20 @@ def discard(user: ActingUser, draft: ParsedDraft, page: PageState) -> EditorAnsw
         message = "Nothing frozen yet: nothing to go back to."
         return answer_edit(check_draft(draft), page, None, freeze_error=message)
     return answer_edit(result, page, page.selected, undo_notice="Discarded.")
+
+
+def restore_version(user: ActingUser, draft: ParsedDraft, number: str) -> str:
+    """**Restore** on the versions list: the draft becomes that version (undoable in the
+    editor); what to say. Raises ``InvalidRequest`` for a number that is no version."""
+    wanted = whole_number(number.strip(), minimum=1)
+    versions = documents.get_document(draft.slug).versions or []
+    found = next((version for version in versions if version.version == wanted), None)
+    if found is None:
+        raise InvalidRequest(f"there is no version {number.strip()} to restore", "version")
+    result = editing.restore_version(user, draft, found.graph, found.version)
+    if isinstance(result, Stale):  # changed between reading and saving: say so, nothing lost
+        raise InvalidRequest("the draft changed at that moment: restore it again", "version")
+    return f"Restored version {found.version} into the draft. Undo takes it back."
 
 
 def step(

@@ -183,6 +183,8 @@ class EditorAnswer:
     freeze_error: str = ""
     edge_error: str = ""
     add_node_error: str = ""
+    #: What **Freeze** asks before it freezes (a graph without a node).
+    freeze_question: str = ""
     #: What **Add node** showed when it was refused: its kind and id, typed again.
     add_node_data: Mapping[str, str] = field(default_factory=dict)
 
@@ -220,6 +222,7 @@ def answer_edit(
     add_node_data: Mapping[str, str] | None = None,
     add_node_id: bool = False,
     edge_added: bool = False,
+    freeze_question: str = "",
 ) -> EditorAnswer:
     """The answer to an edit: for a live page the pieces to swap, leaving out the canvas and
     the lists when the page shows them already and the node panel and JSON text unless told
@@ -230,7 +233,7 @@ def answer_edit(
     checked = result if isinstance(result, CheckedDraft) else result.editor
     if isinstance(result, Refused):
         problems = {**(problems or {}), result.field: result.message}
-    refused = history_error or freeze_error or edge_error or add_node_error
+    refused = history_error or freeze_error or edge_error or add_node_error or freeze_question
     built = _built(
         checked,
         page,
@@ -251,7 +254,7 @@ def answer_edit(
             add_node_id=add_node_id,
             edge_choices=edge_added,
         )
-    elif not (stale or problems or json_error or frozen or refused):
+    elif not (stale or problems or typed or json_error or frozen or refused):
         redirect = built.page_url
         if node_id:
             redirect = node_link(built.page_url, node_id, built.level)
@@ -276,6 +279,7 @@ def answer_edit(
         edge_error=edge_error,
         add_node_error=add_node_error,
         add_node_data=add_node_data or {},
+        freeze_question=freeze_question,
     )
 
 
@@ -398,7 +402,7 @@ def _held_row(checked: CheckedDraft, entry: dict[str, Any]) -> HeldRow:
         node=entry["node"],
         field=entry["field"],
         level=list(level),
-        message=entry["message"],
+        message=messages.held_phrase(entry["message"]),
         label=_field_label(checked, entry),
         url=node_link(checked.page_url, entry["node"], level),
         focus=hints.held_focus(checked, entry),
@@ -470,7 +474,10 @@ def _node_form(
     held = checked.held_for(node_key, level)
     shown_text = {**{key: entry["text"] for key, entry in held.items()}, **(typed or {})}
     refusals = {
-        **{key: f"not saved: it {entry['message']}" for key, entry in held.items()},
+        **{
+            key: f"not saved: {messages.held_phrase(entry['message'])}"
+            for key, entry in held.items()
+        },
         **(problems or {}),
     }
     for key, message in refusals.items():

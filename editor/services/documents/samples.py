@@ -40,16 +40,23 @@ from editor.services.errors import InvalidRequest
 from editor.services.storable import check_storable, nul_path
 
 __all__ = [
+    "FROM_JSON",
     "MAX_SAMPLES",
+    "InputForm",
+    "InvalidInput",
     "InvalidSample",
     "Sample",
     "SampleForm",
     "SampleForms",
     "SampleSet",
     "delete_sample",
+    "input_form",
     "list_samples",
     "put_samples",
+    "read_draft_input",
+    "read_input",
     "sample_forms",
+    "sample_input",
     "save_sample",
     "with_form",
 ]
@@ -290,6 +297,70 @@ def _read(schema: Any, post: Mapping[str, str]) -> tuple[Any, dict[str, list[str
         by_field, general = field_errors(schema, found)
         return None, by_field, general
     return value, {}, []
+
+
+# --- A run's input as a form: Start run and the Test panel -------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InputForm:
+    """A run's input as a form, generated like a sample's from the entry nodes' input schema
+    (``form``; ``None`` when the schema makes no fields: JSON only), with the JSON text beside
+    it; ``prefix`` keeps its fields' ids apart."""
+
+    prefix: str
+    schema_of: tuple[str, ...] | None
+    form: ApprovalForm | None
+    json_text: str = "null"
+
+
+class InvalidInput(InvalidRequest):
+    """An input form that cannot be read or does not fit the schema: the form again, with what
+    was typed and the errors beside their fields."""
+
+    def __init__(self, message: str, form: InputForm) -> None:
+        super().__init__(message, "input")
+        self.form = form
+
+
+#: Posted by the button that starts a run with the JSON text rather than the fields.
+FROM_JSON = "json"
+
+
+def input_form(graph: Graph | None, *, prefix: str, json_text: str = "null") -> InputForm:
+    """The input form of a run of ``graph`` (a frozen graph, or a draft's)."""
+    schema, nodes = form_schema(graph)
+    form = _form(schema, None, False) if schema is not None else None
+    if form is not None and form.fields is None:
+        form = None
+    return InputForm(prefix, nodes if form is not None else None, form, json_text)
+
+
+def read_input(graph: Graph | None, post: Mapping[str, str], *, prefix: str) -> Any:
+    """The input the fields of :func:`input_form` mean, checked against the schema; raises
+    :class:`InvalidInput` with the form again when it cannot be read or does not fit."""
+    schema, _nodes = form_schema(graph)
+    base = input_form(graph, prefix=prefix, json_text=str(post.get("input", "null")))
+    if base.form is None:
+        raise InvalidRequest("this graph's input has no fields: give it as JSON", "input")
+    value, errors, general = _read(schema, post)
+    if errors or general:
+        shown = with_errors(with_post(base.form, schema, post), errors, general)
+        raise InvalidInput("the input has errors", replace(base, form=shown))
+    return value
+
+
+def read_draft_input(slug: str, post: Mapping[str, str], *, prefix: str) -> Any:
+    """:func:`read_input` for a test run of the document's draft."""
+    return read_input(parsed_draft(document_row(slug)), post, prefix=prefix)
+
+
+def sample_input(user: ActingUser, slug: str, name: str) -> Any:
+    """The input of the sample named ``name`` (:class:`InvalidRequest` when there is none)."""
+    for sample in list_samples(user, slug).samples:
+        if sample.name == name:
+            return sample.input
+    raise InvalidRequest(f"there is no sample named `{name}`", "sample")
 
 
 def delete_sample(user: Any, slug: str, name: str) -> SampleSet:

@@ -73,11 +73,19 @@ class Comparison:
     nodes: list[NodeComparison]
 
 
-def compare_runs(first: str, second: str) -> Comparison:
-    """Compare two runs of the same document (:class:`NotComparable` otherwise)."""
+def compare_runs(first: str, second: str, *, older_first: bool = False) -> Comparison:
+    """Compare two runs of the same document (:class:`NotComparable` otherwise); with
+    ``older_first``, the one started first is ``a`` whichever was named first (the page reads
+    older → newer; the API keeps the order it was asked in)."""
     row_a, row_b = run_row(first), run_row(second)
     if row_a.document_id is None or row_a.document_id != row_b.document_id:
         raise NotComparable("only two runs of the same document can be compared")
+    # When each started: the time its first event was recorded (one layout, sorts as text).
+    if older_first and (row_b.first_recorded_at, str(row_b.id)) < (
+        row_a.first_recorded_at,
+        str(row_a.id),
+    ):
+        row_a, row_b = row_b, row_a
     sides_a, order_a = _sides(row_a.graph_id, row_a.input, _log(row_a))
     sides_b, order_b = _sides(row_b.graph_id, row_b.input, _log(row_b))
     order = [*order_a, *(node for node in order_b if node not in sides_a)]

@@ -13,7 +13,14 @@ from editor.graph.jsonio import pretty_json
 from editor.models import RunEvent
 from editor.services.access import ActingUser, can_author
 from editor.services.documents.rows import document_row
-from editor.services.documents.samples import Sample, SampleForms, list_samples, sample_forms
+from editor.services.documents.samples import (
+    InputForm,
+    Sample,
+    SampleForms,
+    input_form,
+    list_samples,
+    sample_forms,
+)
 from editor.services.errors import DraftInvalid
 from editor.services.runs.rows import TERMINAL_STATES, RunInfo
 from editor.services.runs.test_results import CanvasResults, canvas_results
@@ -69,6 +76,8 @@ class TestPanel:
     results: CanvasResults | None = None
     #: Each sample as a form generated from the entry node's input schema.
     sample_forms: SampleForms | None = None
+    #: The typed input as a form of the same fields (``form`` ``None``: JSON only).
+    input_form: InputForm | None = None
 
     @property
     def samples_text(self) -> str:
@@ -96,6 +105,7 @@ def test_panel(user: ActingUser, slug: str) -> TestPanel:
     chosen = list_samples(user, slug)
     draft_error = None
     writes: list[dict[str, Any]] = []
+    graph = None
     try:
         graph = draft_graph(document)
     except DraftInvalid as invalid:
@@ -105,19 +115,21 @@ def test_panel(user: ActingUser, slug: str) -> TestPanel:
     picked = next((s for s in chosen.samples if s.name == chosen.last), None)
     if picked is None and chosen.samples:
         picked = chosen.samples[0]
+    input_text = pretty_json(picked.input) if picked is not None else "null"
     return TestPanel(
         slug=document.slug,
         can_test=can_author(user),
         draft_error=draft_error,
         samples=chosen.samples,
         last=picked.name if picked is not None else None,
-        input_text=pretty_json(picked.input) if picked is not None else "null",
+        input_text=input_text,
         writes=writes,
         pins=list_pins(slug),
         revision=document.draft.revision,
         runs=[_row(run) for run in recent_test_runs(slug)],
         results=canvas_results(slug),
         sample_forms=sample_forms(slug, chosen.samples),
+        input_form=input_form(graph, prefix="test-input", json_text=input_text),
     )
 
 
