@@ -29,6 +29,7 @@ class EditorConfig(AppConfig):
             drives,
             log_redaction,
             tasks,
+            waiting,
         )
 
         # The servers' access loggers write query strings with their own handlers.
@@ -36,6 +37,7 @@ class EditorConfig(AppConfig):
 
         # The services ask for runs to be driven through editor.drives; the task drives them.
         drives.connect(tasks.drive_run)
+        waiting.connect(tasks.act_on_deadline, tasks.queue_deadline_notice)
 
         post_migrate.connect(ensure_roles, sender=self)
         # What start-up made lives as long as the process (see settle_start_up).

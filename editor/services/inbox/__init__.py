@@ -27,7 +27,7 @@ filter's graphs: the one raw SQL).
 """
 
 from editor.services.inbox.graphs import GRAPH_CHOICES, graph_choices
-from editor.services.inbox.items import GraphChoice, InboxItem, suggested_limit
+from editor.services.inbox.items import GraphChoice, InboxItem, suggested_limit, with_claim
 from editor.services.inbox.names import forget_node_names, node_names
 from editor.services.inbox.pending import (
     graph_titles,
@@ -50,4 +50,5 @@ __all__ = [
     "pending_item",
     "pending_items",
     "suggested_limit",
+    "with_claim",
 ]

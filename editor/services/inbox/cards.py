@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from editor.engine.approvals import LEGACY
 from editor.graph import JsonError, read_json
 from editor.presentation import approval_forms
 from editor.presentation.approval_forms import ApprovalForm
@@ -104,14 +103,7 @@ def _sentence(text: str) -> str:
 
 
 def _gate_refusal(person: Decider, item: InboxItem) -> ServiceError | None:
-    check = approvals.GateCheck(
-        node=item.node,
-        policy=item.policy or LEGACY,
-        starter=item.starter,
-        authors=approvals.authors_of(item.recorded_policy),
-        votes=item.votes,
-    )
-    return approvals.refusal(person, check)
+    return item.refusal(person)
 
 
 def cards(user: ActingUser, items: list[InboxItem]) -> list[Card]:
