@@ -212,14 +212,17 @@ def sync_cards(run_id: str, status: Mapping[str, Any]) -> list[Deadline]:
             "id", "seq", "approvals", "escalated_at"
         )
     }
-    if status.get("state") not in _PARKED and not existing:
+    parked = status.get("state") in _PARKED
+    if not parked and not existing:
         return []
-    run = (
-        Run.objects.filter(pk=run_id)
-        .values("test_revision", "approval_policy", "created_by_id")
-        .first()
-    )
-    shapes = []
+    run = None
+    shapes: list[CardShape] = []
+    if parked:
+        run = (
+            Run.objects.filter(pk=run_id)
+            .values("test_revision", "approval_policy", "created_by_id")
+            .first()
+        )
     if run is not None and run["test_revision"] is None:
         shapes = card_shapes(status, run["approval_policy"])
     wanted = {shape.seq: shape for shape in shapes}

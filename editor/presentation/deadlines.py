@@ -63,7 +63,8 @@ def due_soon(
 @dataclass(frozen=True, slots=True)
 class Needs:
     """What a gate still needs: ``counted`` (``2 of 3 approvals``; empty under a quorum of
-    one), ``more`` (``needs one more``, ``needs 2 more``, ``needs one approval``) and the
+    one), ``more`` (``needs one more``, ``needs 2 more``; ``needs one approval`` under a
+    quorum of one) and the
     groups and users it needs them ``from`` (empty when any approver will do)."""
 
     counted: str
@@ -71,12 +72,10 @@ class Needs:
     names: tuple[str, ...]
 
 
-def _more(count: int, quorum: int, approvals: int) -> str:
+def _more(count: int, quorum: int) -> str:
     if quorum == 1:
         return "needs one approval"
-    if count == 1:
-        return "needs one more" if approvals else "needs one approval"
-    return f"needs {count} more" if approvals else f"needs {count} approvals"
+    return "needs one more" if count == 1 else f"needs {count} more"
 
 
 def needs(
@@ -88,4 +87,4 @@ def needs(
     count = max(0, quorum - approvals)
     names = tuple(name for name in (*groups, *users) if name != role)
     counted = f"{approvals} of {quorum} approvals" if quorum > 1 else ""
-    return Needs(counted, _more(count, quorum, approvals), names)
+    return Needs(counted, _more(count, quorum), names)

@@ -46,7 +46,9 @@ __all__ = [
     "BulkResult",
     "CardKey",
     "Selection",
+    "card_key",
     "decide",
+    "decide_form",
     "read_keys",
     "select",
 ]
@@ -70,6 +72,15 @@ class CardKey:
     def text(self) -> str:
         """``run:seq`` as the page's checkboxes post it."""
         return f"{self.run}:{self.seq}" if self.seq is not None else self.run
+
+
+def card_key(run: str, node: str | None, scope: Any, field_name: str = "run") -> CardKey:
+    """A card the API names by its run and its item's node and scope. Raises
+    :class:`InvalidRequest` naming ``field_name`` when ``run`` is not a run id."""
+    try:
+        return CardKey(str(uuid.UUID(str(run))), None, node, scope)
+    except ValueError:
+        raise InvalidRequest(f"`{field_name}` must be a run id", field_name) from None
 
 
 def read_keys(values: Sequence[str]) -> list[CardKey]:
@@ -297,3 +308,20 @@ def decide(
 
 def _with(base: BulkResult, **changes: Any) -> BulkResult:
     return replace(base, **changes)
+
+
+def decide_form(
+    user: ActingUser, selection: Selection, post: Mapping[str, str]
+) -> tuple[ApprovalForm | None, BulkOutcome | None]:
+    """Decide the cards of ``selection`` with the one form as posted: the outcome, or (nothing
+    recorded) the form again with the problems that kept it from being read."""
+    schema = selection.reduced_schema
+    value, problem = approval_forms.read_approval(schema, post)
+    if problem:
+        form = approval_forms.with_post(selection.form or ApprovalForm(None), schema, post)
+        return approval_forms.with_errors(form, problem.errors, problem.general), None
+    comment = str(post.get(approval_forms.COMMENT, "")).strip()
+    if selection.form is not None and selection.form.comment_key is not None:
+        own = value.get(selection.form.comment_key) if isinstance(value, dict) else None
+        comment = own.strip() if isinstance(own, str) else ""
+    return selection.form, decide(user, selection, value, comment or None)
