@@ -32,7 +32,8 @@ def _claim_answer(
     try:
         act(request.user, run_id, node, scope)
     except (Claimed, NotClaimed) as error:
-        notice, status = f"{str(error)[:1].upper()}{str(error)[1:]}.", 409
+        # A claim's refusal starts with a username, which keeps its case.
+        notice, status = f"{error}.", 409
     card = inbox_cards.card_of(request.user, run_id, node, scope, notice=notice)
     if request.htmx:
         return render(request, "inbox/page.html#card", {"card": card})

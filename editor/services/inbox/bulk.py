@@ -267,7 +267,7 @@ def _input(item: InboxItem, given: Any, per_card: Sequence[str]) -> Any:
 
 
 def _missing(key: CardKey) -> BulkResult:
-    found = inbox_log.resolution_of(key.run, key.node, key.scope) if key.node else None
+    found = inbox_log.resolution_of(key.run, key.node, key.scope)
     error = NotSuspended("resolved", found.by if found else None, found.at if found else None)
     return BulkResult(key.run, key.node or "", key.seq, key.scope, error=error)
 

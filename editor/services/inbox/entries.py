@@ -222,8 +222,9 @@ def _decision_input(kind: str, payload: dict[str, Any]) -> Any:
     return {"output": payload.get("output")}
 
 
-def resolution_of(run_id: str, node: str, scope: Any = None) -> Decision | None:
-    """The latest resolution of ``node`` (at ``scope``) in a run: the receipt of a card."""
+def resolution_of(run_id: str, node: str | None, scope: Any = None) -> Decision | None:
+    """The latest resolution of ``node`` (at ``scope``; of any item without a node) in a run:
+    the receipt of a card."""
     wanted = scope_key(scope)
     rows = (
         RunEvent.objects.filter(run_id=run_id, kind__in=RESOLUTION_KINDS)
@@ -233,7 +234,9 @@ def resolution_of(run_id: str, node: str, scope: Any = None) -> Decision | None:
     )
     for row in rows[:50]:
         payload = row.payload if isinstance(row.payload, dict) else {}
-        if payload.get("node") != node or scope_key(payload.get("scope")) != wanted:
+        if node is not None and (
+            payload.get("node") != node or scope_key(payload.get("scope")) != wanted
+        ):
             continue
         return decision(
             row.kind,

@@ -9,7 +9,8 @@ view        keeps
             four eyes and their own earlier vote leave to them; a budget or a write to
             reconcile, for an operator
 ``groups``  the cards whose deciders name a group this person belongs to (or them), whoever
-            may decide them now: what their team has on its plate
+            may decide them now: what their team has on its plate (the approvers role is
+            everyone's: the cards it alone decides are not a team's)
 ``all``     every card (operators)
 =========== =======================================================================================
 
@@ -56,7 +57,6 @@ VIEWS = ("mine", "groups", "all")
 #: The view ``all`` is an operator's: the others are a person's own.
 OPERATORS_ONLY = frozenset({"all"})
 _OPERATOR_KINDS = ("budget", "reconciliation")
-_ROLE = "approvers"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,14 +116,13 @@ def _mine(person: Person) -> Q:
 
 
 def _groups(person: Person) -> Q:
+    """The gates whose deciders name a group of this person's, or them: the approvers role is
+    everyone's, so the cards it alone decides are not a team's (they are in **All**)."""
     who = person.decider
     names = InboxCardName.objects.filter(card_id=OuterRef("pk")).filter(
         Q(role="group", name__in=sorted(who.groups)) | Q(role="user", name=who.username)
     )
-    found = Q(kind="gate") & Q(Exists(names))
-    if _ROLE in who.groups:
-        found |= Q(kind="gate", role_decides=True)
-    return found
+    return Q(kind="gate") & Q(Exists(names))
 
 
 def _view(person: Person, view: str) -> Q:
