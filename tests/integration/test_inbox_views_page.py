@@ -212,7 +212,7 @@ def test_the_decision_log_keeps_one_kind_and_exports_csv_and_json_lines(
     assert [row[1] for row in table[1:]] == ["decision", "claim"]  # newest first
     decision_row = dict(zip(table[0], table[1], strict=True))
     assert decision_row["comment"] == "'@x"  # never read as a formula
-    assert decision_row["input"] == '{"approved":true,"note":"=HYPERLINK(1)"}'
+    assert json.loads(decision_row["input"]) == {"approved": True, "note": "=HYPERLINK(1)"}
     (entry,) = [json.loads(line) for line in lines.splitlines()]
     assert (entry["entry"], entry["by"], entry["run"]) == ("decision", "fay", first)
     assert second not in lines.decode()
