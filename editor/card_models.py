@@ -120,6 +120,11 @@ class InboxCardName(models.Model):
         constraints: ClassVar[list[models.BaseConstraint]] = [
             models.UniqueConstraint(fields=("card", "role", "name"), name="one_name_per_role")
         ]
+        indexes: ClassVar[list[models.Index]] = [
+            # The cards that name a person or their groups (the views' condition), found by the
+            # names rather than by reading every card's.
+            models.Index(fields=("role", "name", "card"), name="card_names_by_name"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role} {self.name}"

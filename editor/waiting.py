@@ -252,19 +252,28 @@ def sync_cards(run_id: str, status: Mapping[str, Any]) -> list[Deadline]:
     return [deadline for shape in new for deadline in _deadlines(run_id, shape)]
 
 
-def rebuild_cards(run_ids: Sequence[str]) -> int:
+def rebuild_cards(run_ids: Sequence[str], *, batch: int = 1000) -> int:
     """Write the cards of these runs again from their stored status (for runs written around
-    the store: a benchmark's bulk clones); how many cards they have."""
+    the store: a benchmark's bulk clones), in bulk; how many cards they have."""
     InboxCard.objects.filter(run_id__in=run_ids).delete()
     rows = Run.objects.filter(pk__in=run_ids, test_revision__isnull=True).values_list(
         "id", "status", "approval_policy", "created_by_id"
     )
+    pending: list[tuple[InboxCard, CardShape]] = []
     made = 0
-    for run_id, status, policy, starter in rows:
-        shapes = card_shapes(status or {}, policy)
-        _create(str(run_id), starter, shapes)
-        made += len(shapes)
-    return made
+    for run_id, status, policy, starter in rows.iterator(chunk_size=batch):
+        for shape in card_shapes(status or {}, policy):
+            pending.append((InboxCard(run_id=run_id, starter_id=starter, **shape.row()), shape))
+        if len(pending) >= batch:
+            made += _write(pending)
+            pending = []
+    return made + _write(pending)
+
+
+def _write(pending: list[tuple[InboxCard, CardShape]]) -> int:
+    cards = InboxCard.objects.bulk_create([card for card, _ in pending])
+    _name(zip(cards, (shape for _, shape in pending), strict=True))
+    return len(cards)
 
 
 _actor: Task | None = None

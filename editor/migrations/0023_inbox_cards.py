@@ -223,5 +223,9 @@ class Migration(migrations.Migration):
                 name="one_deadline_note",
             ),
         ),
+        migrations.AddIndex(
+            model_name="inboxcardname",
+            index=models.Index(fields=["role", "name", "card"], name="card_names_by_name"),
+        ),
         migrations.RunPython(write_cards, migrations.RunPython.noop),
     ]

@@ -41,7 +41,12 @@ def nav_context(request: HttpRequest) -> dict[str, Any]:
     """The navigation bar's inbox count, for every page: the cards this person may decide now
     (**Mine**). A callable, so its queries run only when a template shows it (signed-in
     pages)."""
-    return {"inbox_count": functools.partial(queue.mine_count, request.user)}
+    return {"inbox_count": functools.partial(_mine_count, request)}
+
+
+def _mine_count(request: HttpRequest) -> int:
+    # The inbox page has read who the person is already (its view): not again for the count.
+    return queue.mine_count(request.user, getattr(request, "inbox_person", None))
 
 
 @require_safe
@@ -94,6 +99,7 @@ def inbox_page(request: HtmxHttpRequest) -> HttpResponse:
     """A view of the waiting cards (``?view=``: ``mine`` by default). A link to one run's
     cards (``?run=``, from its page or an email) shows them all, whichever view lists them."""
     person = queue.person_of(request.user)
+    request.inbox_person = person  # type: ignore[attr-defined]  # the navigation bar's count
     asked = request.GET.get("view", "").strip()
     only_run = not asked and bool(request.GET.get("run", "").strip())
     view = "all" if only_run else queue.read_view(asked, person)
@@ -104,7 +110,7 @@ def inbox_page(request: HtmxHttpRequest) -> HttpResponse:
         return queue.waiting_cards(request.user, view, filters, cursor=cursor, person=person)
 
     context, status = _tab(request, "pending", read)
-    context["cards"] = inbox_cards.cards(request.user, context.pop("items"))
+    context["cards"] = inbox_cards.cards(request.user, context.pop("items"), person.decider)
     context["choices"] = inbox.graph_choices()
     context.update(
         view="" if only_run else view,
@@ -140,7 +146,9 @@ def resolved(request: HtmxHttpRequest) -> HttpResponse:
 
     context, status = _tab(request, "resolved", read)
     context["decisions"] = context.pop("items")
-    context["views"] = _views(queue.person_of(request.user))
+    person = queue.person_of(request.user)
+    request.inbox_person = person  # type: ignore[attr-defined]  # the navigation bar's count
+    context["views"] = _views(person)
     context["log_kinds"] = inbox_log.LOG_KINDS
     context["kind"] = kind or ""
     query = {**dict(request.GET.items())}

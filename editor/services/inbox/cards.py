@@ -133,11 +133,13 @@ def _gate_refusal(person: Decider, item: InboxItem) -> ServiceError | None:
     return item.refusal(person)
 
 
-def cards(user: ActingUser, items: list[InboxItem]) -> list[Card]:
+def cards(user: ActingUser, items: list[InboxItem], person: Decider | None = None) -> list[Card]:
     """The cards of a page: one permission check per kind of item, and for each gate the
-    check of its approval policy (the person's groups read once)."""
+    check of its approval policy (the person's groups read once, unless ``person`` gives
+    them)."""
     allowed = {kind: can_resolve(user, kind) for kind in {item.kind for item in items}}
-    person = approvals.decider(user) if allowed.get("gate") else None
+    if allowed.get("gate"):
+        person = person or approvals.decider(user)
     viewer = str(user.get_username()) if user.is_authenticated else ""
     shown = []
     for item in items:
