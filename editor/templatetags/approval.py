@@ -4,6 +4,8 @@
   marks, control, help and errors), from the plain description ``presentation.approval_forms``
   gives (a :class:`FieldView`);
 * ``{% approval_decision field card.card_id %}``: the decision's two buttons;
+* ``{% card_head item %}`` and ``{% card_waiting card %}``: a card's graph and run line, and a
+  waiting card's title, age, prompt and value (budget and reconciliation cards: their facts);
 * ``{% card_state card %}``: a card's due time and badge, what its gate still needs and from
   whom, its escalation, its claim with the button that takes or gives it up, and the box that
   selects it to be decided with others of its gate (``docs/inbox.md``);
@@ -25,7 +27,9 @@ from typing import Any
 from django import template
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.timesince import timesince
 
+from editor.graph import hex_digits, short_hash
 from editor.presentation.fields import FieldView
 from editor.presentation.rich_text import markdown_html
 from editor.presentation.value_view import value_html
@@ -288,3 +292,85 @@ def card_state(context: Any, card: Any) -> SafeString:
     ]
     # Every piece above is constant markup or escaped text.
     return mark_safe("".join(parts))
+
+
+#: How many characters of a run's id stand for it where people read it (``short_run``).
+_SHORT_RUN = 8
+
+
+@register.simple_tag
+def card_head(item: Any) -> SafeString:
+    """The line above a card: its document and version, graph and run, linked."""
+    document = ""
+    if item.document_title:
+        version = f" v{item.version}" if item.version else ""
+        document = f"{escape(item.document_title)}{version} · "
+    graph = reverse("graph", args=[hex_digits(str(item.graph_hash))])
+    run = reverse("run", args=[item.run])
+    return mark_safe(
+        f'<p class="inbox-graph">\n    {document}<a href="{escape(graph)}" '
+        f'title="{escape(item.graph_hash)}"><code>{escape(short_hash(str(item.graph_hash)))}'
+        f'</code></a>\n    · <a href="{escape(run)}">run <code>{escape(item.run[:_SHORT_RUN])}'
+        "</code></a>\n  </p>"
+    )
+
+
+def _title(card: Any, item: Any) -> str:
+    name = escape(item.display_name)
+    if item.kind == "budget":
+        name = f"Budget exceeded at {name}"
+    elif item.kind != "gate":
+        name = f"Unknown outcome at {name}"
+    node = f' <code class="node-id">{escape(item.node)}</code>' if item.node_name else ""
+    return f'<h2 id="{escape(card.card_id)}-title">\n    {name}{node}\n  </h2>'
+
+
+def _waited(item: Any) -> str:
+    since = item.waiting_since
+    text = f"Waiting for {escape(timesince(since))}" if since is not None else "Waiting"
+    if item.waiting_since_iso:
+        text += (
+            f', since <time datetime="{escape(item.waiting_since_iso)}" data-local-time>'
+            f"{escape(item.waiting_since_text)} UTC</time>"
+        )
+    return f'<p class="waited">{text}</p>'
+
+
+def _facts(card: Any, item: Any) -> str:
+    card_id = escape(card.card_id)
+    if item.kind == "gate":
+        prompt = ""
+        if item.reason:
+            prompt = f'<div class="prompt">{markdown(item.reason)}</div>'
+        return (
+            f'{prompt}<div class="value-head"><p class="label" id="{card_id}-value-label">'
+            f'Value at the gate</p><button type="button" class="button small secondary" '
+            f'data-copy="{card_id}-json" hidden>Copy JSON</button></div>'
+            f'<div class="value-view" tabindex="0" role="group" '
+            f'aria-labelledby="{card_id}-value-label">{value_html(item.value)}</div>'
+            f'<details class="value-json"><summary>JSON</summary><pre class="json-view" '
+            f'id="{card_id}-json" tabindex="0">{escape(item.value_text)}</pre></details>'
+        )
+    if item.kind == "budget":
+        budget = item.budget or {}
+        return (
+            f"<p>The <strong>{escape(str(budget.get('kind', '')))}</strong> budget of "
+            f"{escape(str(budget.get('limit', '')))} was crossed: "
+            f"{escape(str(item.observed))} observed.</p>"
+        )
+    return (
+        f"<p>The write tool <code>{escape(str(item.tool))}</code> was cut off (call "
+        f"{escape(str(item.call))}): whether it happened is unknown. Record what it returned, "
+        'or run it again.</p><p class="label">Its input</p>'
+        f'<pre class="json-view" tabindex="0">{escape(item.tool_input_text)}</pre>'
+    )
+
+
+@register.simple_tag(takes_context=True)
+def card_waiting(context: Any, card: Any) -> SafeString:
+    """A waiting card's title, age, state (:func:`card_state`) and what it waits about: a
+    gate's prompt and value, a budget's or a cut-off write's facts."""
+    item = card.item
+    parts = [_title(card, item), _waited(item), card_state(context, card), _facts(card, item)]
+    # Every piece above is constant markup, escaped text, or the sanitised prompt and value.
+    return mark_safe("\n  ".join(parts))
