@@ -19,7 +19,7 @@ from editor.engine.status import instant
 from editor.models import InboxCard, Run, RunEvent
 from editor.services import documents, runs
 from editor.services.documents import approvals
-from editor.services.inbox import claims, deadlines, exports
+from editor.services.inbox import claims, deadlines, exports, log
 from editor.services.inbox.filters import NO_FILTER
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import GATED, drive
@@ -238,3 +238,22 @@ def test_an_export_reads_a_bounded_page_at_a_time_and_misses_nothing(
 
     assert pages[:3] == [["claim", "decision"], ["decision"], ["decision"]]
     assert sum(len(page) for page in pages) == 4
+
+
+def test_the_decision_logs_pages_never_shift_as_claims_and_decisions_are_added(
+    team: dict[str, User],
+) -> None:
+    first, second, third = waiting(team, count=3)
+    claims.claim(team["dan"], second)
+    runs.resume(team["fay"], first, {"input": {"approved": True}})
+    runs.resume(team["fay"], third, {"input": {"approved": False}})
+    before = [(entry.entry, entry.run) for entry in log.decision_log().items]
+
+    page = log.decision_log(limit=2)  # two decisions: no note shown yet
+    claims.release(team["dan"], second)  # newer than every page: it never lands on a later one
+    runs.resume(team["dan"], second, {"input": {"approved": True}})
+    rest = log.decision_log(cursor=page.next, limit=2)
+
+    assert before == [("decision", third), ("decision", first), ("claim", second)]
+    assert [(entry.entry, entry.run) for entry in page.items + rest.items] == before
+    assert rest.next is None

@@ -181,7 +181,7 @@ _NOTE_FIELDS = (
 
 
 def _cursor(cursor: str | None) -> tuple[int, int]:
-    """Where each source stopped: the last event's and note's ids shown (``0``: none yet)."""
+    """Where each source goes on: below these ids (``0``: from the newest, the first page)."""
     if cursor is None:
         return 0, 0
     events, notes = decode_cursor(cursor, (int, int))
@@ -252,10 +252,30 @@ def decision_log(
     shown = merged[:limit]
     next_cursor = None
     if len(merged) > limit or cut:
-        last_event = min((row["id"] for source, row in shown if source == "event"), default=0)
-        last_note = min((row["id"] for source, row in shown if source == "note"), default=0)
-        next_cursor = encode_cursor([last_event or after_event, last_note or after_note])
+        next_cursor = encode_cursor(
+            [
+                _bound("event", shown, event_rows, after_event),
+                _bound("note", shown, note_rows, after_note),
+            ]
+        )
     return Page(_entries(shown), next_cursor)
+
+
+def _bound(
+    source: str,
+    shown: list[tuple[str, dict[str, Any]]],
+    fetched: list[dict[str, Any]],
+    after: int,
+) -> int:
+    """Where the next page reads ``source`` from (below this id): its last entry shown; none
+    shown, just above the newest it read (those are all older than this page's last); none
+    read, nothing more (``1``): an entry added later is newer than any page already shown."""
+    ids = [row["id"] for kind, row in shown if kind == source]
+    if ids:
+        return min(ids)
+    if fetched:
+        return max(row["id"] for row in fetched) + 1
+    return after or 1
 
 
 def _entries(shown: list[tuple[str, dict[str, Any]]]) -> list[Decision]:
