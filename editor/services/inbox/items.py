@@ -152,13 +152,6 @@ class InboxItem:
         return event_time(self.escalated_at) if self.escalated_at else None
 
     @property
-    def approvals_needed(self) -> int:
-        """How many more approvals the gate needs (0 for anything but a gate)."""
-        if self.policy is None:
-            return 0
-        return max(0, self.policy.quorum - len(self.votes))
-
-    @property
     def voters(self) -> str:
         return ", ".join(str(vote.get("by")) for vote in self.votes)
 
