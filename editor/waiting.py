@@ -144,33 +144,54 @@ def _gate_shape(
     }
 
 
-def card_shapes(status: Mapping[str, Any], recorded_policy: Any) -> list[CardShape]:
+def _open_items(status: Mapping[str, Any]) -> dict[int, Mapping[str, Any]]:
+    """The items of ``status`` that a person resolves, by their ``seq``, while the run is
+    parked (a signal wait is a system's, spec 08)."""
+    if status.get("state") not in _PARKED:
+        return {}
+    return {
+        int(item.get("seq", 0)): item
+        for item in status.get("pending") or ()
+        if item.get("wait") != "signal" and instant(item.get("at")) is not None
+    }
+
+
+def card_shapes(
+    status: Mapping[str, Any], recorded_policy: Any, seqs: Iterable[int] | None = None
+) -> list[CardShape]:
     """The cards of a run whose status is ``status`` and which recorded ``recorded_policy``
     (its ``approval_policy``, or ``None``): one per open item a person resolves, while the
-    run is parked. A test run has none (its caller says so: its gates are its author's)."""
-    if status.get("state") not in _PARKED:
-        return []
+    run is parked (``seqs``: of those items only). A test run has none (its caller says so:
+    its gates are its author's)."""
+    items = _open_items(status)
+    wanted = items if seqs is None else {seq: items[seq] for seq in seqs if seq in items}
     authors = authors_of(recorded_policy)
+    # A map of gates opens many items of one node: its policy is read once.
+    policies: dict[str, GatePolicy] = {}
     shapes = []
-    for item in status.get("pending") or ():
-        if item.get("wait") == "signal":
-            continue  # a system owes it (spec 08)
+    for seq, item in wanted.items():
         opened = instant(item.get("at"))
-        if opened is None:
-            continue  # never: the fold writes every item's ``at``
+        assert opened is not None  # _open_items keeps the items that have one
         kind, node = str(item.get("kind")), str(item.get("node"))
         shape = CardShape(
-            seq=int(item.get("seq", 0)),
-            kind=kind,
-            node=node,
-            scope=item.get("scope") or None,
-            opened_at=opened,
+            seq=seq, kind=kind, node=node, scope=item.get("scope") or None, opened_at=opened
         )
         if kind == "gate":
-            policy = gate_policy_of(recorded_policy, node) if recorded_policy else LEGACY
-            shape = replace(shape, **_gate_shape(item, policy, authors))
+            if node not in policies:
+                policies[node] = (
+                    gate_policy_of(recorded_policy, node) if recorded_policy else LEGACY
+                )
+            shape = replace(shape, **_gate_shape(item, policies[node], authors))
         shapes.append(shape)
     return shapes
+
+
+def _changed(row: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
+    """Whether an open item's votes or escalation differ from its card's."""
+    votes = [vote for vote in item.get("votes") or () if isinstance(vote, Mapping)]
+    escalated = item.get("escalated")
+    at = instant(escalated.get("at")) if isinstance(escalated, Mapping) else None
+    return bool(row["approvals"] != len(votes) or row["escalated_at"] != at)
 
 
 def _deadlines(run_id: str, shape: CardShape) -> list[Deadline]:
@@ -204,51 +225,46 @@ def _name(pairs: Iterable[tuple[InboxCard, CardShape]]) -> None:
 
 def sync_cards(run_id: str, status: Mapping[str, Any]) -> list[Deadline]:
     """Make the run's cards those of ``status`` (the run's status after an append), inside the
-    append's transaction; the deadlines of the cards it created. Two to five queries when the
-    cards change, one when they do not."""
+    append's transaction; the deadlines of the cards it created. One query when the cards do
+    not change; only the cards of items opened, voted on or escalated are computed again."""
     existing = {
         row["seq"]: row
         for row in InboxCard.objects.filter(run_id=run_id).values(
             "id", "seq", "approvals", "escalated_at"
         )
     }
-    parked = status.get("state") in _PARKED
-    if not parked and not existing:
+    items = _open_items(status)
+    if not items and not existing:
         return []
-    run = None
-    shapes: list[CardShape] = []
-    if parked:
-        run = (
-            Run.objects.filter(pk=run_id)
-            .values("test_revision", "approval_policy", "created_by_id")
-            .first()
-        )
-    if run is not None and run["test_revision"] is None:
-        shapes = card_shapes(status, run["approval_policy"])
-    wanted = {shape.seq: shape for shape in shapes}
-    gone = [row["id"] for seq, row in existing.items() if seq not in wanted]
+    gone = [row["id"] for seq, row in existing.items() if seq not in items]
     if gone:
         InboxCard.objects.filter(pk__in=gone).delete()
-    changed = [
-        (existing[seq]["id"], shape)
-        for seq, shape in wanted.items()
-        if seq in existing
-        and (
-            existing[seq]["approvals"] != shape.approvals
-            or existing[seq]["escalated_at"] != shape.escalated_at
-        )
-    ]
-    for card_id, shape in changed:
-        InboxCard.objects.filter(pk=card_id).update(
+    fresh = [seq for seq in items if seq not in existing]
+    changed = [seq for seq in items if seq in existing and _changed(existing[seq], items[seq])]
+    if not fresh and not changed:
+        return []
+    run = (
+        Run.objects.filter(pk=run_id)
+        .values("test_revision", "approval_policy", "created_by_id")
+        .first()
+    )
+    if run is None or run["test_revision"] is not None:
+        return []  # a test run's gates are its author's, decided in the editor
+    shapes = {
+        shape.seq: shape
+        for shape in card_shapes(status, run["approval_policy"], [*fresh, *changed])
+    }
+    for seq in changed:
+        shape = shapes[seq]
+        InboxCard.objects.filter(pk=existing[seq]["id"]).update(
             approvals=shape.approvals, escalated_at=shape.escalated_at
         )
     if changed:
-        ids = [card_id for card_id, _ in changed]
+        ids = [existing[seq]["id"] for seq in changed]
         InboxCardName.objects.filter(card_id__in=ids).delete()
-        _name((InboxCard(pk=card_id), shape) for card_id, shape in changed)
-    new = [shape for seq, shape in wanted.items() if seq not in existing]
-    assert run is not None or not new
-    _create(run_id, run["created_by_id"] if run else None, new)
+        _name((InboxCard(pk=existing[seq]["id"]), shapes[seq]) for seq in changed)
+    new = [shapes[seq] for seq in fresh]
+    _create(run_id, run["created_by_id"], new)
     return [deadline for shape in new for deadline in _deadlines(run_id, shape)]
 
 
