@@ -20,7 +20,7 @@ BENCHMARKS := tests/benchmarks/graph_core.py tests/benchmarks/http_validate.py \
 	tests/benchmarks/schemas.py tests/benchmarks/map_pool.py tests/benchmarks/streams.py \
 	tests/benchmarks/browser_editor.py tests/benchmarks/run_page.py tests/benchmarks/mcp_tools.py \
 	tests/benchmarks/sleeping.py tests/benchmarks/browser_test_runs.py tests/benchmarks/compare_page.py \
-	tests/benchmarks/newcomer_job.py
+	tests/benchmarks/newcomer_job.py tests/benchmarks/inbox_views.py tests/benchmarks/deadlines.py
 
 # The local server: development mode, and a secret key kept under var/ unless one is given.
 DEV_ENV := DEBUG=true $(if $(SECRET_KEY)$(SECRET_KEY_FILE),,SECRET_KEY_FILE=var/dev-secret-key) \
@@ -32,7 +32,8 @@ help:
 	@echo "make run     set up, migrate, create the first user and the demo, serve and run a worker on 127.0.0.1:$(PORT)"
 	@echo "make test    set up with the development tools, then import contracts, lint, pytest"
 	@echo "make lint    import contracts, ruff check, ruff format --check, mypy"
-	@echo "make bench   the graph core, /v1/graphs/validate, live validation, the engine, the inbox, schemas, map pool, streams, the run page, the editor in Chromium, test runs on the canvas, comparing runs, the newcomer job's clicks"
+	@echo "make bench   the graph core, /v1/graphs/validate, live validation, the engine, the inbox, schemas, map pool, streams, the run page, the editor in Chromium, test runs on the canvas, comparing runs,"
+	@echo "             the newcomer job's clicks, the inbox for a person at 10,000 cards, 1,000 deadlines due in one minute"
 	@echo "make bench-scale  every page and list at 10,000 documents and 100,000 runs (SQLite, private PostgreSQL), then workers' scale-out"
 	@echo "make bench-workers  runs/s with 1, 2 and 4 db_worker processes on a private PostgreSQL, then"
 	@echo "             the payroll example's map over 200 employees on 1 and 4 workers"

@@ -29,6 +29,7 @@ class EditorConfig(AppConfig):
             drives,
             log_redaction,
             tasks,
+            waiting,
         )
         from editor.services.documents import hints
         from editor.services.runs import test_nodes
@@ -41,6 +42,7 @@ class EditorConfig(AppConfig):
         # The editor's pickers offer what the latest test run gave a node: runs are read by
         # the runs family, a layer above the documents' editor answer that asks for them.
         hints.connect_tested_input(test_nodes.offered_value)
+        waiting.connect(tasks.act_on_deadline, tasks.queue_deadline_notice)
 
         post_migrate.connect(ensure_roles, sender=self)
         # What start-up made lives as long as the process (see settle_start_up).

@@ -34,6 +34,7 @@ __all__ = [
     "resolve_path",
     "smtp_mailer",
     "sqlite_database",
+    "webhook_urls",
 ]
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -262,6 +263,31 @@ def base_url(value: str) -> str:
             f"https://gatehouse.example.org, not {value!r}"
         )
     return value
+
+
+def webhook_urls(name: str, value: str | None) -> list[str]:
+    """A comma-separated list of http:// or https:// URLs without user info. A URL may carry a
+    secret (a chat tool's incoming webhook does, in its path), so a bad one is named by its
+    position, never quoted."""
+    urls = [item.strip() for item in (value or "").split(",") if item.strip()]
+    for position, url in enumerate(urls, start=1):
+        try:
+            split = urlsplit(url)
+            split.port  # noqa: B018  (reading it checks it)
+        except ValueError:
+            split = None
+        if (
+            split is None
+            or split.scheme not in ("http", "https")
+            or not split.hostname
+            or split.username is not None
+            or split.password is not None
+            or re.search(r"\s", url)
+        ):
+            raise ImproperlyConfigured(
+                f"{name}: entry {position} is not an http:// or https:// URL without user info"
+            )
+    return urls
 
 
 def header_name(name: str, value: str | None) -> str | None:

@@ -26,6 +26,9 @@ __all__ = [
     "FrozenGraph",
     "GatePolicy",
     "ImmutableRecord",
+    "InboxCard",
+    "InboxCardName",
+    "InboxNote",
     "RateCounter",
     "Role",
     "Run",
@@ -38,9 +41,10 @@ HASH_LENGTH = len("sha256:") + 64
 #: The events that record a person's decision (spec 04: ``Resumed``, ``BudgetRaised``,
 #: ``Reconciled``), sorted: the decision log's partial index and its query spell them alike.
 RESOLUTION_KINDS = ("BudgetRaised", "Reconciled", "Resumed")
-#: The events of the decision log: the resolutions and the votes of gates that need several
-#: approvals (``ApprovalVoted``), sorted, as its partial index and its query spell them.
-DECISION_KINDS = tuple(sorted((*RESOLUTION_KINDS, "ApprovalVoted")))
+#: The events of the decision log: the resolutions, the votes of gates that need several
+#: approvals (``ApprovalVoted``) and the escalations of gates past their due time
+#: (``GateEscalated``), sorted, as its partial index and its query spell them.
+DECISION_KINDS = tuple(sorted((*RESOLUTION_KINDS, "ApprovalVoted", "GateEscalated")))
 
 
 class ImmutableRecord(Exception):
@@ -650,3 +654,8 @@ class PinnedOutput(models.Model):
 
     def __str__(self) -> str:
         return f"pin of {self.node!r} in document {self.document_id}"
+
+
+# The inbox's own rows live in a module of their own (this one is long enough); Django finds
+# models by this module, so they are imported here, after the models they point at.
+from editor.card_models import InboxCard, InboxCardName, InboxNote  # noqa: E402

@@ -31,6 +31,7 @@ from editor.environment import (
     resolve_path,
     smtp_mailer,
     sqlite_database,
+    webhook_urls,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -128,6 +129,11 @@ GATEHOUSE_DRAFT_REVISION_RETENTION_DAYS = env_optional_int(
 # The installation's own tools (importable module paths), and the hosts http_request may call.
 GATEHOUSE_TOOL_MODULES = env_list("GATEHOUSE_TOOL_MODULES")
 GATEHOUSE_HTTP_ALLOW = env_list("GATEHOUSE_HTTP_ALLOW")
+# URLs that receive a JSON message when a gate's reminder, escalation or due time acts (chat
+# tools' incoming webhooks); empty: none. Each URL's own host and port are what may be reached,
+# with http_request's checks (docs/operations.md, "Webhooks"). May be given as a file
+# (GATEHOUSE_WEBHOOKS_FILE): such URLs carry their secret.
+GATEHOUSE_WEBHOOKS = webhook_urls("GATEHOUSE_WEBHOOKS", env_secret("GATEHOUSE_WEBHOOKS"))
 # The operator's catalogue of MCP servers (a TOML file; docs/registries.md): the only thing that
 # can make Gatehouse start a tool server's process or connect to one. `manage.py check` reads it.
 GATEHOUSE_MCP_SERVERS = env_str("GATEHOUSE_MCP_SERVERS")

@@ -16,7 +16,8 @@ row count says whether it happened, so the database decides races, not a lock in
   ``(run, seq)`` of the events as the backstop.
 
 The events and the run's new status are written in one transaction, so nothing partial is
-ever visible.
+ever visible; so are the inbox's cards of the items the events opened, changed or closed
+(``editor.waiting``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from editor.engine.status import instant
 from editor.engine.summary import call_counts
 from editor.engine.transitions import allowed_sources, check_append_states
 from editor.models import CallCommitment, FrozenGraph, Run, RunEvent
+from editor.waiting import CARD_EVENTS, schedule, sync_cards
 
 __all__ = ["DRIVABLE", "OrmRunStore", "StrandedRun", "envelope_of", "wants_driver"]
 
@@ -221,6 +223,10 @@ class OrmRunStore:
                         for envelope in events
                     ]
                 )
+                # The inbox's cards follow the items the append opened, changed or closed, and
+                # the deadlines of new ones are queued once it commits (editor.waiting).
+                if not CARD_EVENTS.isdisjoint(kinds):
+                    schedule(sync_cards(run_id, status))
                 # Web processes streaming this run hear of the append once it commits.
                 announce_append(run_id, start + len(events))
         except IntegrityError:

@@ -35,7 +35,7 @@ from editor.drives import enqueue_run, queue_drive
 from editor.engine import PARKED, Engine, RunState
 from editor.engine.ports import Envelope
 from editor.models import Run
-from editor.services.inbox import notifications
+from editor.services.inbox import deadlines, notices, notifications, webhooks
 from editor.services.installation import installation, limits
 from editor.services.runs import failures as run_failures
 from editor.store import DRIVABLE, OrmRunStore, StrandedRun
@@ -43,11 +43,16 @@ from editor.watchdog import Watchdog
 
 __all__ = [
     "AnnouncingRunStore",
+    "act_on_deadline",
+    "act_on_due_deadlines",
     "drive_run",
     "enqueue_run",
+    "mail_deadline_notice",
     "new_owner",
     "notify_approvers",
     "notify_operators",
+    "post_deadline_notice",
+    "queue_deadline_notice",
     "queue_drive",
     "queue_notification",
     "queue_operator_notification",
@@ -237,6 +242,50 @@ def queue_operator_notification(run_id: str, seq: int) -> None:
     """Called once a ``BudgetExceeded`` or ``ReconciliationNeeded`` event has committed."""
     if notifications.email_configured():
         notify_operators.enqueue(str(run_id), int(seq))
+
+
+@task()
+def act_on_deadline(run_id: str, seq: int, kind: str) -> str:
+    """Act on a card's deadline (``remind`` or ``expire``), queued for its instant when the
+    card was made (``editor.waiting``): once, whoever comes first (the sweep's safety net
+    included). What it did, or why it did nothing."""
+    outcome = deadlines.act(str(run_id), int(seq), str(kind))
+    logger.info("run %s: the %s deadline of %s: %s", run_id, kind, seq, outcome)
+    return outcome
+
+
+def act_on_due_deadlines() -> int:
+    """The sweep's safety net for deadlines whose task was lost (a worker's restart, a queue
+    wiped): act on every deadline past its instant by more than the grace its own task is
+    given; how many were acted on. With none due, two indexed queries."""
+    acted = 0
+    for run_id, seq, kind in deadlines.due_deadlines(timezone.now()):
+        outcome = deadlines.act(run_id, seq, kind)
+        if outcome not in ("done", "gone", "early"):
+            acted += 1
+            logger.info("run %s: the %s deadline of %s (swept): %s", run_id, kind, seq, outcome)
+    return acted
+
+
+@task()
+def mail_deadline_notice(run_id: str, seq: int, kind: str) -> int:
+    """Email a deadline's notice (reminder, escalation, resolution, overdue)."""
+    return notices.mail_notice(str(run_id), int(seq), str(kind))
+
+
+@task()
+def post_deadline_notice(run_id: str, seq: int, kind: str) -> int:
+    """Send a deadline's notice to the webhooks (``GATEHOUSE_WEBHOOKS``)."""
+    return notices.post_notice(str(run_id), int(seq), str(kind))
+
+
+def queue_deadline_notice(run_id: str, seq: int, kind: str) -> None:
+    """Queue a deadline's notice in the deadline's own transaction (``editor.waiting``): by
+    email when a mail server is configured, to the webhooks when some are listed."""
+    if notifications.email_configured():
+        mail_deadline_notice.enqueue(str(run_id), int(seq), str(kind))
+    if webhooks.webhooks_configured():
+        post_deadline_notice.enqueue(str(run_id), int(seq), str(kind))
 
 
 class AnnouncingRunStore(OrmRunStore):

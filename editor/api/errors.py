@@ -27,6 +27,7 @@ from editor.api.auth import CsrfFailed
 from editor.api.schemas import ErrorOut
 from editor.services.errors import (
     AlreadyVoted,
+    Claimed,
     DraftInvalid,
     ForkHazard,
     FourEyes,
@@ -38,8 +39,10 @@ from editor.services.errors import (
     InvalidPolicy,
     InvalidRequest,
     InvalidResume,
+    MixedCards,
     NotAllowed,
     NotAnApprover,
+    NotClaimed,
     NotComparable,
     NotOffered,
     NotPinned,
@@ -68,6 +71,7 @@ from editor.services.installation import MISCONFIGURED
 
 __all__ = [
     "CODES_BY_STATUS",
+    "error_body",
     "error_response",
     "install_error_handlers",
     "not_found_router",
@@ -86,6 +90,9 @@ SERVICE_ERRORS: dict[type[ServiceError], tuple[int, str | None]] = {
     NotAnApprover: (403, "not_an_approver"),
     FourEyes: (403, "four_eyes"),
     AlreadyVoted: (409, "already_voted"),
+    Claimed: (409, "claimed"),
+    NotClaimed: (409, "not_claimed"),
+    MixedCards: (400, "mixed_cards"),
     InvalidPolicy: (400, "invalid_policy"),
     DraftInvalid: (409, "draft_invalid"),
     WritesUnconfirmed: (409, "writes_unconfirmed"),
@@ -182,6 +189,20 @@ def _service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
     if isinstance(exc, OverLimit):
         _retry_after(response, exc)
     return response
+
+
+def error_body(exc: ServiceError) -> dict[str, Any]:
+    """The envelope's ``error`` for a service error that is one part of an answer (an item
+    of a bulk decision): its code and message as its own answer would give them."""
+    found = mapped(SERVICE_ERRORS, exc)
+    status, code = found if found is not None else (500, "internal_error")
+    if code is None:
+        code = str(getattr(exc, "code", None) or CODES_BY_STATUS[status])
+    body: dict[str, Any] = {"code": code, "message": str(exc)}
+    details = exc.details()
+    if details is not None:
+        body["details"] = details
+    return body
 
 
 def over_limit(exc: OverLimit) -> JsonResponse:

@@ -540,6 +540,19 @@ _KIND_FIELDS = {
 }
 
 
+#: An item's fields of the inbox for a person, omitted when they say nothing.
+_WHEN_SET = (
+    "due_at",
+    "remind_at",
+    "overdue",
+    "due_soon",
+    "approvals",
+    "quorum",
+    "escalated",
+    "claim",
+)
+
+
 class InboxItemOut(Schema):
     """A pending gate (``reason``, ``input_schema``, ``value``), budget (``budget``,
     ``observed``) or reconciliation (``tool``, ``call``, ``input``): each item carries the
@@ -563,12 +576,57 @@ class InboxItemOut(Schema):
     tool: str | None = None
     call: Any = None
     input: Any = None
+    #: A gate's due time under its run's policy, its reminder, and whether it is past due or
+    #: due soon (each omitted without a due time).
+    due_at: datetime | None = None
+    remind_at: datetime | None = None
+    overdue: bool | None = None
+    due_soon: bool | None = None
+    #: A gate's approvals counted so far and how many its policy needs (under a quorum of
+    #: more than one).
+    approvals: int | None = None
+    quorum: int | None = None
+    #: A gate escalated past its due time: when, and the groups and users it added.
+    escalated: dict[str, Any] | None = None
+    #: "I'm on it": who holds the card's claim, since and until when (omitted when nobody).
+    claim: dict[str, Any] | None = None
+
+    @staticmethod
+    def resolve_overdue(item: Any) -> bool | None:
+        return item.overdue if getattr(item, "due_at", None) else None
+
+    @staticmethod
+    def resolve_due_soon(item: Any) -> bool | None:
+        return item.due_soon if getattr(item, "due_at", None) else None
+
+    @staticmethod
+    def resolve_approvals(item: Any) -> int | None:
+        policy = getattr(item, "policy", None)
+        return len(item.votes) if policy is not None and policy.quorum > 1 else None
+
+    @staticmethod
+    def resolve_quorum(item: Any) -> int | None:
+        policy = getattr(item, "policy", None)
+        return policy.quorum if policy is not None and policy.quorum > 1 else None
+
+    @staticmethod
+    def resolve_escalated(item: Any) -> dict[str, Any] | None:
+        if not getattr(item, "escalated_at", None):
+            return None
+        groups, users = list(item.escalated_groups), list(item.escalated_users)
+        return {"at": item.escalated_at, "groups": groups, "users": users}
+
+    @staticmethod
+    def resolve_claim(item: Any) -> dict[str, Any] | None:
+        if not getattr(item, "claimed_by", None):
+            return None
+        return {"by": item.claimed_by, "at": item.claimed_at, "until": item.claim_until}
 
     @model_serializer(mode="wrap")
     # No return annotation: with one, pydantic would describe the output as a bare object.
     def _by_kind(self, handler: SerializerFunctionWrapHandler):
         data = handler(self)
-        for key in ("document", "node_name", "scope"):
+        for key in ("document", "node_name", "scope", *_WHEN_SET):
             if data.get(key) is None:
                 data.pop(key, None)
         own = _KIND_FIELDS.get(data.get("kind"), ())
@@ -594,9 +652,12 @@ class VoteOut(Schema):
 
 class ResolvedItemOut(_OmitNone):
     _omitted_when_none = frozenset(
-        {"comment", "scope", "document", "vote", "votes", "quorum", "policy"}
+        {"comment", "scope", "document", "vote", "votes", "quorum", "policy", "detail"}
     )
 
+    #: The kind of entry: ``decision``, ``vote``, ``deadline`` (resolved by its due time),
+    #: ``escalation``, ``reminder``, ``overdue``, ``claim`` or ``release``.
+    entry: str = "decision"
     #: ``gate`` (``Resumed``), ``budget`` (``BudgetRaised``) or ``reconciliation``
     #: (``Reconciled``).
     kind: str
@@ -621,6 +682,10 @@ class ResolvedItemOut(_OmitNone):
     quorum: int | None = None
     #: The gate's approval policy as its run recorded it (omitted when it recorded none).
     policy: dict[str, Any] | None = None
+    #: What the entry says beyond that: an escalation's ``to`` and ``due_at``, a resolution by
+    #: the deadline's ``due_at``, a claim's ``until``, a release's ``reason``, why a due time
+    #: found nothing to do.
+    detail: dict[str, Any] | None = None
 
     @field_validator("vote", mode="before")
     @classmethod

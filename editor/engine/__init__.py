@@ -54,9 +54,11 @@ from editor.engine.ports import (
     Usage,
 )
 from editor.engine.records import (
+    DEADLINE,
     park_again,
     prepare_abandon,
     prepare_decision,
+    prepare_escalation,
     prepare_failure,
     prepare_resume,
     prepare_wake,
@@ -73,6 +75,7 @@ from editor.engine.transitions import allowed_sources, check_append_states
 
 __all__ = [
     "ANSWER_TOOL",
+    "DEADLINE",
     "EVENT_FIELDS",
     "PARKED",
     "TERMINAL",
@@ -134,6 +137,7 @@ __all__ = [
     "plan_fork",
     "prepare_abandon",
     "prepare_decision",
+    "prepare_escalation",
     "prepare_failure",
     "prepare_resume",
     "prepare_wake",

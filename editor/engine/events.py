@@ -56,7 +56,8 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
         "FoldIterationJoined": ("node", "index", *_SCOPED),
         "FoldConverged": ("node", "winner_index", "reason", *_SCOPED),
         "Suspended": ("node", "reason", "input_schema", "kind", "value", *_SCOPED),
-        # ``votes`` and ``quorum``: a gate decided by several people (engine.approvals).
+        # ``votes`` and ``quorum``: a gate decided by several people (engine.approvals);
+        # ``deadline``: resolved by its due time with the policy's value (``by``: the deadline).
         "Resumed": (
             "node",
             "input",
@@ -65,6 +66,7 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
             "schema_hash",
             "votes",
             "quorum",
+            "deadline",
             *_SCOPED,
         ),
         # One approval of a gate whose quorum it does not complete: the run stays parked.
@@ -78,6 +80,8 @@ EVENT_FIELDS: dict[str, frozenset[str]] = {
             "quorum",
             *_SCOPED,
         ),
+        # A gate past its due time whose policy escalates it: ``to`` may now decide it too.
+        "GateEscalated": ("node", "to", "by", "due_at", *_SCOPED),
         "BudgetExceeded": ("node", "budget", "observed", *_SCOPED),
         "BudgetRaised": ("node", "kind", "limit", "by", *_SCOPED),
         "ReconciliationNeeded": ("node", "tool", "call", "input", "idempotency_key", *_SCOPED),

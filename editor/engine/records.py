@@ -19,10 +19,12 @@ from editor.engine.status import PARKING_KINDS, last_resolution, run_status, sco
 from editor.graph import hash_value
 
 __all__ = [
+    "DEADLINE",
     "RESUME_CHECK_SECONDS",
     "park_again",
     "prepare_abandon",
     "prepare_decision",
+    "prepare_escalation",
     "prepare_failure",
     "prepare_resume",
     "start_event",
@@ -35,6 +37,9 @@ __all__ = [
 #: value's (thousands of ``allOf`` branches over a long array) would otherwise hold a thread
 #: for hours. Ordinary checks take microseconds; past this, the input is refused, saying so.
 RESUME_CHECK_SECONDS = 2.0
+#: Who a gate's due time acts as (``by`` of its escalation, or of the resolution with the
+#: policy's value): no username can hold a space, so no person is ever taken for it.
+DEADLINE = "the deadline"
 
 
 def timestamp(now: datetime) -> str:
@@ -217,6 +222,32 @@ def prepare_decision(
     if item.get("scope"):
         payload["scope"] = item["scope"]
     envelope = Envelope(record.run_id, len(record.events), timestamp(now), "ApprovalVoted", payload)
+    return [envelope], run_status([*record.events, envelope])
+
+
+def prepare_escalation(
+    record: RunRecord,
+    body: dict[str, Any],
+    to: dict[str, list[str]],
+    due_at: str,
+    now: datetime,
+) -> tuple[list[Envelope], dict[str, Any]]:
+    """``GateEscalated{node, scope?, to, by: "the deadline", due_at}``: the open gate ``body``
+    names (``node``, ``scope``) is past its due time and its policy names ``to`` (``{"groups",
+    "users"}``) who may now decide it too; and the status after it. The run stays parked.
+    A gate no longer open is :class:`NotParked`; one escalated already is
+    :class:`TransitionRefused` (an escalation happens once)."""
+    status = run_status(record.events)
+    item = _pick_pending(status, body)
+    if item is None or item["kind"] != "gate":
+        by_whom, at = last_resolution(record.events, body.get("node"))
+        raise NotParked(status["state"], by_whom, at)
+    if item.get("escalated"):
+        raise TransitionRefused(status["state"], status["state"], "the gate is escalated already")
+    payload: dict[str, Any] = {"node": item["node"], "to": to, "by": DEADLINE, "due_at": due_at}
+    if item.get("scope"):
+        payload["scope"] = item["scope"]
+    envelope = Envelope(record.run_id, len(record.events), timestamp(now), "GateEscalated", payload)
     return [envelope], run_status([*record.events, envelope])
 
 

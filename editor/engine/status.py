@@ -4,7 +4,9 @@
 :func:`run_status` folds a whole log. Parking events (``Suspended``, ``BudgetExceeded``,
 ``ReconciliationNeeded``) open *pending* items; their resolutions (``Resumed``,
 ``BudgetRaised``, ``Reconciled``) close them; a vote (``ApprovalVoted``, one approval of a gate
-that needs several) is kept on its item as ``votes: [{"by", "at", "seq"}]``.
+that needs several) is kept on its item as ``votes: [{"by", "at", "seq"}]``, and an escalation
+(``GateEscalated``, a gate's due time passed and its policy names more deciders) as
+``escalated: {"to": {"groups", "users"}, "at", "seq"}``.
 
 The state moves only along the table of :mod:`editor.engine.states`: a parking event parks a
 running run in its own state, and adds an item to a parked one; a resolution leaves the run
@@ -24,6 +26,8 @@ from editor.engine.ports import Envelope
 from editor.engine.states import PARKED, RunState
 
 __all__ = [
+    "ESCALATION_KINDS",
+    "ITEM_KINDS",
     "PARKING_KINDS",
     "RESOLUTION_KINDS",
     "VOTE_KINDS",
@@ -48,6 +52,11 @@ RESOLUTION_KINDS: dict[str, str] = {
 #: An event that adds a vote to an open item and leaves the run where it is: one approval of a
 #: gate that needs several (``engine.approvals``). Vote kind → the pending kind it counts for.
 VOTE_KINDS: dict[str, str] = {"ApprovalVoted": "gate"}
+#: An event that widens who may decide an open gate once its due time passed (the policy's
+#: ``on_expiry.escalate_to``) and leaves the run where it is. Kind → the pending kind.
+ESCALATION_KINDS: dict[str, str] = {"GateEscalated": "gate"}
+#: Every event that changes an open item without resolving it: the run stays where it is.
+ITEM_KINDS: dict[str, str] = {**VOTE_KINDS, **ESCALATION_KINDS}
 _PENDING_KIND_OF = {state: pending for pending, state, _ in PARKING_KINDS.values()}
 _PENDING_FIELDS = {
     "Suspended": ("reason", "input_schema", "value"),
@@ -100,6 +109,8 @@ class StatusFold:
             item["at"] = envelope.recorded_at if opened is None else opened["at"]
             if opened is not None and opened.get("votes"):
                 item["votes"] = opened["votes"]
+            if opened is not None and opened.get("escalated"):
+                item["escalated"] = opened["escalated"]
             for name in _PENDING_FIELDS[kind]:
                 if name in payload:
                     item[name] = payload[name]
@@ -115,6 +126,17 @@ class StatusFold:
             if voted is not None:
                 vote = {"by": payload.get("by"), "at": envelope.recorded_at, "seq": envelope.seq}
                 self.pending[key] = {**voted, "votes": [*voted.get("votes", ()), vote]}
+            return
+        elif kind in ESCALATION_KINDS:
+            key = (
+                ESCALATION_KINDS[kind],
+                str(payload.get("node")),
+                scope_key(payload.get("scope")),
+            )
+            escalated = self.pending.get(key)
+            if escalated is not None:
+                note = {"to": payload.get("to"), "at": envelope.recorded_at, "seq": envelope.seq}
+                self.pending[key] = {**escalated, "escalated": note}
             return
         elif kind == "SleepStarted":
             self.state = RunState.SLEEPING

@@ -11,7 +11,8 @@ anything, that the events move the run only along the transitions of
 * a resolution (``Resumed``, ``BudgetRaised``, ``Reconciled``) resolves a parked run: it goes
   back to ``running`` (the table's *resolved* edges), or stays parked when it is the append's
   last event and the status says so (other items of the same kind are still open);
-* a vote (``ApprovalVoted``) leaves a parked run where it is, and is refused for any other;
+* a vote (``ApprovalVoted``) or an escalation (``GateEscalated``) changes an open item: it leaves
+  a parked run where it is, and is refused for any other;
 * any other event is work: it is refused for a parked run (a parked run moves on only when it
   is resolved);
 * a queued run's events, but for its abandonment or a failure recorded from outside, are
@@ -35,7 +36,7 @@ from collections.abc import Sequence
 
 from editor.engine.errors import TransitionRefused
 from editor.engine.states import PARKED, TERMINAL, TRANSITIONS, RunState
-from editor.engine.status import PARKING_KINDS, RESOLUTION_KINDS, VOTE_KINDS
+from editor.engine.status import ITEM_KINDS, PARKING_KINDS, RESOLUTION_KINDS
 
 __all__ = ["allowed_sources", "check_append_states"]
 
@@ -96,12 +97,12 @@ def check_append_states(current: str, kinds: Sequence[str], final: str) -> None:
                     f"a `{kind}` event resolves a parked run, and this one waits for nothing",
                 )
             target = state if index == last and final == state.value else RunState.RUNNING
-        elif kind in VOTE_KINDS:
+        elif kind in ITEM_KINDS:
             if state not in PARKED:
                 raise TransitionRefused(
                     before.value,
                     before.value,
-                    f"a `{kind}` event counts toward an open gate, and this run waits for nothing",
+                    f"a `{kind}` event changes an open gate, and this run waits for nothing",
                 )
             target = state
         else:

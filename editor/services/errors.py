@@ -17,6 +17,7 @@ from editor.graph import ErrorData
 __all__ = [
     "AlreadyFinished",
     "AlreadyVoted",
+    "Claimed",
     "DraftInvalid",
     "ForkHazard",
     "FourEyes",
@@ -29,9 +30,11 @@ __all__ = [
     "InvalidPolicy",
     "InvalidRequest",
     "InvalidResume",
+    "MixedCards",
     "NoFreeSlug",
     "NotAllowed",
     "NotAnApprover",
+    "NotClaimed",
     "NotComparable",
     "NotOffered",
     "NotPinned",
@@ -145,6 +148,31 @@ class AlreadyVoted(ServiceError):
         }
 
 
+class Claimed(ServiceError):
+    """A card someone else is on (``claimed``): their claim holds until ``until``. Deciding
+    the card stays open to others; only taking the claim is refused."""
+
+    def __init__(self, node: str, by: str, until: str) -> None:
+        super().__init__(f"{by} is on the card of `{node}` until {until}")
+        self.node = node
+        self.by = by
+        self.until = until
+
+    def details(self) -> dict[str, Any]:
+        return {"node": self.node, "claimed_by": self.by, "until": self.until}
+
+
+class NotClaimed(ServiceError):
+    """A release of a card whose claim this person does not hold (``not_claimed``)."""
+
+    def __init__(self, node: str) -> None:
+        super().__init__(f"you are not on the card of `{node}`, so there is no claim to release")
+        self.node = node
+
+    def details(self) -> dict[str, Any]:
+        return {"node": self.node}
+
+
 class InvalidRequest(ServiceError):
     """A value the caller sent is not acceptable (a slug, a title, a revision)."""
 
@@ -189,6 +217,18 @@ class InputTooLarge(InvalidRequest):
 
     def details(self) -> dict[str, Any]:
         return {"field": "input", "limit": self.limit, "size": self.size}
+
+
+class MixedCards(InvalidRequest):
+    """Cards decided together that are not of one gate and one approval schema
+    (``mixed_cards``): the one form cannot fit them all; nothing was recorded."""
+
+    def __init__(self, message: str, cards: list[dict[str, Any]]) -> None:
+        super().__init__(message, "items")
+        self.cards = cards
+
+    def details(self) -> dict[str, Any]:
+        return {"field": "items", "cards": self.cards}
 
 
 class InvalidCursor(InvalidRequest):

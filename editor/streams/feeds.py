@@ -37,8 +37,8 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from editor.api.errors import error_response
-from editor.services import inbox
 from editor.services.errors import UnknownRun
+from editor.services.inbox.queue import mine_count_of
 from editor.services.runs import live
 from editor.streams.hub import Waiter, hub, in_thread
 from editor.streams.limits import RETRY_AFTER_SECONDS, TooManyStreams, claim
@@ -104,11 +104,14 @@ class RunEvents:
 
 
 class PageUpdates:
-    """What a signed-in page listens for: ``event: count`` (the runs waiting for a person,
-    whenever the number changes) and, on a run's page, ``event: run`` (its log grew; the data
-    is its event count) until the run has ended. The stream itself never ends."""
+    """What a signed-in page listens for: ``event: count`` (the cards its person may decide
+    now, **Mine**, whenever the number changes) and, on a run's page, ``event: run`` (its log
+    grew; the data is its event count) until the run has ended. The stream itself never
+    ends."""
 
-    def __init__(self, run_id: str | None, seen: int) -> None:
+    def __init__(self, run_id: str | None, seen: int, person: Any = None) -> None:
+        #: The id of the user whose page it is (their count is the page's).
+        self.person = person
         self.run_id = run_id
         self.cursor = seen
         self.count_seen: int | None = None
@@ -136,7 +139,7 @@ class PageUpdates:
                     frames.append(frame(str(count), event="run"))
                     self.cursor = count
                 self.run_over = state in live.TERMINAL_STATES
-        count = waiting_count if waiting_count is not None else inbox.pending_count()
+        count = waiting_count if waiting_count is not None else mine_count_of(self.person)
         if count != self.count_seen:
             frames.append(frame(str(count), event="count"))
             self.count_seen = count
@@ -178,7 +181,7 @@ async def serve_async(
     """Drive ``feed`` on the event loop, waiting for the hub between steps."""
     streams = hub()
     counting = isinstance(feed, PageUpdates)
-    waiter = Waiter(feed.seen)
+    waiter = Waiter(feed.seen, person=feed.person if isinstance(feed, PageUpdates) else None)
     watched = None if isinstance(feed, PageUpdates) and feed.run_over else feed.run
     streams.watch(waiter, watched, count=counting)
     keepalive = settings.GATEHOUSE_STREAM_KEEPALIVE_SECONDS
@@ -190,7 +193,8 @@ async def serve_async(
                 yield CREDENTIALS_REVOKED
                 return
             try:
-                frames = await in_thread(feed.step, streams.waiting_count if counting else None)
+                count = streams.count_of(waiter) if counting else None
+                frames = await in_thread(feed.step, count)
             except UnknownRun:
                 return
             except DatabaseError:

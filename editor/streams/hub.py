@@ -1,8 +1,9 @@
 """The one place in a web process that watches the database for streams: the hub.
 
 Streams (``editor.streams.feeds``) wait on the event loop, holding no thread and no database
-connection; the hub wakes the ones whose run's log grew, and keeps the count of runs waiting
-for a person for the pages' navigation bar.
+connection; the hub wakes the ones whose run's log grew, and keeps, for each person with a page
+open, the count of cards they may decide now (**Mine**) for the navigation bar: after a burst
+of appends, one count a person, whatever the number of their pages.
 
 * On PostgreSQL it holds one connection that ``LISTEN``\\ s on the channel every append
   announces itself on when it commits (``editor.channel``): a stream wakes as soon as
@@ -35,7 +36,7 @@ from django.conf import settings
 from django.db import DatabaseError, connections
 
 from editor.channel import CHANNEL, parse_announcement
-from editor.services import inbox
+from editor.services.inbox.queue import mine_count_of
 from editor.services.runs import live
 
 __all__ = ["Hub", "Waiter", "hub", "in_thread", "shut_down"]
@@ -75,13 +76,15 @@ def _guarded[T](func: Callable[..., T], args: tuple[Any, ...]) -> T:
 
 class Waiter:
     """One stream's interest: a run (``seen``: the events it has had) and/or the count of
-    waiting runs (``count_seen``). :meth:`wait` returns when the hub has news for it."""
+    cards its ``person`` may decide (``count_seen``). :meth:`wait` returns when the hub has
+    news for it."""
 
-    __slots__ = ("_event", "count_seen", "seen")
+    __slots__ = ("_event", "count_seen", "person", "seen")
 
-    def __init__(self, seen: int = 0, count_seen: int | None = None) -> None:
+    def __init__(self, seen: int = 0, count_seen: int | None = None, person: Any = None) -> None:
         self.seen = seen
         self.count_seen = count_seen
+        self.person = person
         self._event = asyncio.Event()
 
     def wake(self) -> None:
@@ -105,8 +108,8 @@ class Hub:
         self.threads = ThreadPoolExecutor(THREADS, thread_name_prefix="stream-reads")
         self.runs: dict[str, set[Waiter]] = {}
         self.counting: set[Waiter] = set()
-        #: The count of runs waiting for a person, as last read (``None``: not read yet).
-        self.waiting_count: int | None = None
+        #: Each person's count of the cards they may decide, as last read (absent: not yet).
+        self.waiting_counts: dict[Any, int] = {}
         self._task: asyncio.Task[None] | None = None
         self._idle_since = time.monotonic()
         self._recount = True
@@ -147,12 +150,17 @@ class Hub:
                 waiter.wake()
         self._recount = True
 
+    def count_of(self, waiter: Waiter) -> int | None:
+        """The count of ``waiter``'s person, as last read (``None``: not read yet)."""
+        return self.waiting_counts.get(waiter.person)
+
     async def _count_waiting(self) -> None:
         self._recount = False
-        count = await in_thread(inbox.pending_count)
-        self.waiting_count = count
+        people = {waiter.person for waiter in self.counting}
+        counts = await in_thread(_counts, people)
+        self.waiting_counts = counts
         for waiter in self.counting:
-            if waiter.count_seen != count:
+            if waiter.count_seen != counts.get(waiter.person):
                 waiter.wake()
 
     # --- the background task --------------------------------------------------------
@@ -209,6 +217,11 @@ class Hub:
                     except DatabaseError as error:
                         logger.warning("streams: cannot count the waiting runs (%s)", error)
                         self._recount = True
+
+
+def _counts(people: set[Any]) -> dict[Any, int]:
+    """Each person's count of the cards they may decide now: one count a person."""
+    return {person: mine_count_of(person) if person is not None else 0 for person in people}
 
 
 def _listen_parameters() -> dict[str, Any]:

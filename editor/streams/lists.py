@@ -19,7 +19,7 @@ from ninja.responses import NinjaJSONEncoder
 from editor.services.paging import Page
 from editor.streams.hub import in_thread
 
-__all__ = ["PAGE", "json_list_response"]
+__all__ = ["PAGE", "json_list_response", "paged_response"]
 
 #: Rows read per query.
 PAGE = 500
@@ -76,3 +76,48 @@ def json_list_response(
         else _sync(key, pages, render)
     )
     return StreamingHttpResponse(content, content_type="application/json")
+
+
+#: A page of bytes after a cursor, and the next page's cursor (``None``: the last).
+BytePages = Callable[[str | None], tuple[bytes, str | None]]
+
+
+def _sync_pages(head: bytes, pages: BytePages) -> Iterator[bytes]:
+    yield head
+    cursor = None
+    while True:
+        chunk, cursor = pages(cursor)
+        yield chunk
+        if cursor is None:
+            return
+
+
+async def _async_pages(head: bytes, pages: BytePages) -> AsyncIterator[bytes]:
+    if head:
+        yield head
+    cursor = None
+    while True:
+        chunk, cursor = await in_thread(pages, cursor)
+        if chunk:
+            yield chunk
+        if cursor is None:
+            return
+
+
+def paged_response(
+    request: HttpRequest,
+    head: bytes,
+    pages: BytePages,
+    content_type: str,
+    filename: str | None = None,
+) -> StreamingHttpResponse:
+    """``head``, then every page ``pages(cursor)`` reads, each read once the last was sent (an
+    export: CSV, JSON lines). ``filename``: offered as a download. Check the request first:
+    once the first bytes are sent, no error answer can follow."""
+    content: Any = (
+        _async_pages(head, pages) if isinstance(request, ASGIRequest) else _sync_pages(head, pages)
+    )
+    response = StreamingHttpResponse(content, content_type=content_type)
+    if filename is not None:
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

@@ -1,20 +1,23 @@
-"""The approval inbox (spec 06): pending cards, resolving one in place, the **Resolved** tab,
-and the count in the navigation bar.
+"""The approval inbox (spec 06; ``docs/inbox.md``): the views **Mine**, **My groups** and
+**All** of the waiting cards, resolving one in place, the decision log (**Resolved**) and its
+exports, and the count in the navigation bar (the cards the person may decide now).
 
 Each card is its own fragment (``inbox/page.html#card``): its form posts with htmx and the
 answer replaces the card (``outerHTML``) — by the receipt, by the card with its errors (``200``,
 so htmx swaps it), or by the note that someone else was first. Without script the form posts
-normally and the same card is shown on a page of its own.
+normally and the same card is shown on a page of its own. Claims and deciding several cards at
+once are :mod:`editor.views.inbox_actions`.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -22,24 +25,36 @@ from django.views.decorators.vary import vary_on_headers
 from editor.services import inbox
 from editor.services.errors import InvalidRequest
 from editor.services.inbox import cards as inbox_cards
+from editor.services.inbox import exports, queue
 from editor.services.inbox import log as inbox_log
 from editor.services.inbox.filters import NO_FILTER, InboxFilter, read_filter
 from editor.services.paging import Page
+from editor.streams.lists import paged_response
 from editor.views.graphs import is_fragment_request
 from editor.views.htmx import HtmxHttpRequest
 
+#: The views' names on the page's tabs.
+VIEW_NAMES = {"mine": "Mine", "groups": "My groups", "all": "All"}
+
 
 def nav_context(request: HttpRequest) -> dict[str, Any]:
-    """The navigation bar's inbox count, for every page: a callable, so the one ``COUNT``
-    runs only when a template shows it (signed-in pages)."""
-    return {"inbox_count": inbox.pending_count}
+    """The navigation bar's inbox count, for every page: the cards this person may decide now
+    (**Mine**). A callable, so its queries run only when a template shows it (signed-in
+    pages)."""
+    return {"inbox_count": functools.partial(_mine_count, request)}
+
+
+def _mine_count(request: HttpRequest) -> int:
+    # The inbox page has read who the person is already (its view): not again for the count.
+    return queue.mine_count(request.user, getattr(request, "inbox_person", None))
 
 
 @require_safe
 def inbox_count(request: HttpRequest) -> HttpResponse:
     """The count alone (the navigation bar's fragment; pages hear of changes on their stream,
     ``editor.views.live``)."""
-    return render(request, "inbox/_count.html", {"inbox_count": inbox.pending_count()})
+    count = queue.mine_count(request.user)
+    return render(request, "inbox/_count.html", {"inbox_count": count})
 
 
 def _tab(
@@ -69,14 +84,39 @@ def _tab(
     return context, status
 
 
+def _views(person: queue.Person) -> list[tuple[str, str]]:
+    """The tabs this person is offered: **All** is an operator's."""
+    return [
+        (view, VIEW_NAMES[view])
+        for view in queue.VIEWS
+        if view not in queue.OPERATORS_ONLY or person.operator
+    ]
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 def inbox_page(request: HtmxHttpRequest) -> HttpResponse:
-    context, status = _tab(
-        request, "pending", lambda f, cursor: inbox.pending_items(f, cursor=cursor)
-    )
-    context["cards"] = inbox_cards.cards(request.user, context.pop("items"))
+    """A view of the waiting cards (``?view=``: ``mine`` by default). A link to one run's
+    cards (``?run=``, from its page or an email) shows them all, whichever view lists them."""
+    person = queue.person_of(request.user)
+    request.inbox_person = person  # type: ignore[attr-defined]  # the navigation bar's count
+    asked = request.GET.get("view", "").strip()
+    only_run = not asked and bool(request.GET.get("run", "").strip())
+    view = "all" if only_run else queue.read_view(asked, person)
+
+    def read(filters: InboxFilter, cursor: str | None) -> Page[Any]:
+        if only_run and filters.run is None:
+            raise InvalidRequest("`run` must be a run id", "run")
+        return queue.waiting_cards(request.user, view, filters, cursor=cursor, person=person)
+
+    context, status = _tab(request, "pending", read)
+    context["cards"] = inbox_cards.cards(request.user, context.pop("items"), person.decider)
     context["choices"] = inbox.graph_choices()
+    context.update(
+        view="" if only_run else view,
+        views=_views(person),
+        view_query=urlencode({"view": view}) if asked else "",
+    )
     template = "inbox/page.html#cards" if is_fragment_request(request) else "inbox/page.html"
     return render(request, template, context, status=status)
 
@@ -96,11 +136,44 @@ def resolve(request: HtmxHttpRequest, run_id: uuid.UUID) -> HttpResponse:
 @require_safe
 @vary_on_headers("HX-Request")
 def resolved(request: HtmxHttpRequest) -> HttpResponse:
-    context, status = _tab(
-        request, "resolved", lambda f, cursor: inbox_log.decision_log(f, cursor=cursor)
-    )
+    """The decision log (``?kind=`` keeps one kind of entry), with links to its exports."""
+    kind: str | None = None
+
+    def read(filters: InboxFilter, cursor: str | None) -> Page[Any]:
+        nonlocal kind
+        kind = inbox_log.read_log_kind(request.GET.get("kind"))
+        return inbox_log.decision_log(filters, kind=kind, cursor=cursor)
+
+    context, status = _tab(request, "resolved", read)
     context["decisions"] = context.pop("items")
+    person = queue.person_of(request.user)
+    request.inbox_person = person  # type: ignore[attr-defined]  # the navigation bar's count
+    context["views"] = _views(person)
+    context["log_kinds"] = inbox_log.LOG_KINDS
+    context["kind"] = kind or ""
+    query = {**dict(request.GET.items())}
+    query.pop("cursor", None)
+    if kind:
+        context["filter_query"] = "&".join(
+            part for part in (context["filter_query"], urlencode({"kind": kind})) if part
+        )
+    context["export_query"] = urlencode({k: v for k, v in query.items() if v})
     template = (
         "inbox/resolved.html#decisions" if is_fragment_request(request) else "inbox/resolved.html"
     )
     return render(request, template, context, status=status)
+
+
+@require_safe
+def export(request: HttpRequest, format_name: str) -> HttpResponse | StreamingHttpResponse:
+    """The decision log that the filters and ``kind`` keep, as CSV or JSON lines, streamed a
+    page at a time (``editor.services.inbox.exports``)."""
+    filters = read_filter(request.GET)
+    kind = inbox_log.read_log_kind(request.GET.get("kind"))
+    return paged_response(
+        request,
+        exports.header(format_name),
+        lambda cursor: exports.export_page(format_name, filters, kind, cursor),
+        exports.FORMATS[format_name],
+        f"decision-log.{format_name}",
+    )

@@ -30,4 +30,5 @@ def _seen(request: HttpRequest) -> int:
 
 @require_safe
 def page_updates(request: HttpRequest) -> HttpResponseBase:
-    return streaming_response(request, PageUpdates(_run(request), _seen(request)))
+    person = request.user.pk if request.user.is_authenticated else None
+    return streaming_response(request, PageUpdates(_run(request), _seen(request), person))

@@ -121,6 +121,10 @@ def populate() -> str:
     Run.objects.bulk_create(clones, batch_size=1000)
     RunEvent.objects.bulk_create(rows, batch_size=2000)
     model.delete()
+    # The inbox lists cards, which the store writes with each append: as it would have.
+    from editor.waiting import rebuild_cards
+
+    rebuild_cards([str(clone.id) for clone in clones])
     from django.db import connection
 
     with connection.cursor() as cursor:  # statistics, as a live database's autovacuum keeps them

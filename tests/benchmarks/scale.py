@@ -131,7 +131,9 @@ def late_cursors(seeded: Any) -> dict[str, str]:
         "documents": encode_cursor([document.updated_at.isoformat(), document.id]),
         "graphs": encode_cursor([graph]),
         "agents": encode_cursor([agent.name, agent.hash]),
-        "decisions": encode_cursor([decision]),
+        # The decision log's cursor: below the last event shown, and below the first inbox note
+        # (the seeded installation has none: 1).
+        "decisions": encode_cursor([decision, 1]),
         "inbox": cursor or "",
         "events": str(int(Run.objects.get(id=seeded.big_run).event_count * 0.8)),
         "versions": encode_cursor([5]),

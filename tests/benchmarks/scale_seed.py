@@ -318,6 +318,14 @@ def seed(scale: Scale, log: Any = print) -> Seeded:
     templates = template_runs(people, states)
     events = copied_runs(people, lineages, templates, states, rng)
     mark = step("runs and events", mark)
+    # The inbox lists cards, which the store writes with each append: as it would have.
+    from editor.waiting import rebuild_cards
+
+    parked = [
+        str(pk) for pk in Run.objects.filter(parked_at__isnull=False).values_list("pk", flat=True)
+    ]
+    rebuild_cards(parked)
+    mark = step("the parked runs' cards", mark)
     seeded.big_run = big_run(people, scale.of(scale.big_run_events))
     mark = step("the run with 5,000 events", mark)
     if connection.vendor == "postgresql":

@@ -102,12 +102,14 @@ def test_a_quorum_of_two_keeps_the_starter_out_and_both_votes_show_in_the_decisi
     assert drive_run.call(run_id) == "suspended"
     sign_in(context, sam, live_server.url)
     page.goto("/inbox/")
+    expect(page.locator("#inbox-cards .empty")).to_have_text("Nothing waits for you to decide.")
+    page.goto(f"/inbox/?run={run_id}")  # the run page's link: the run's cards, read-only here
     card = card_of(page, run_id)
     expect(card.locator(".refusal")).to_contain_text(
         "Four eyes: you started this run, so another approver decides the gate `refund_review`."
     )
     expect(card.get_by_role("button", name="Approve the refund")).to_have_count(0)
-    expect(card).to_contain_text("0 of 2 approvals: needs 2 more.")
+    expect(card).to_contain_text("0 of 2 approvals, needs 2 more.")
     wait_for_htmx(page)
 
     # Two other approvers decide it: the first approval is a vote, the second resolves.

@@ -117,7 +117,7 @@ def test_an_approver_resolves_a_waiting_gate_and_the_run_completes(
     wait_for_htmx(page)
 
     page.goto("/inbox/")
-    expect(page.locator(".empty")).to_contain_text("Nothing waits for a decision")
+    expect(page.locator(".empty")).to_contain_text("Nothing waits for you to decide")
     page.get_by_role("link", name="Resolved").click()
     decision = page.locator("table.decisions tbody tr")
     expect(decision).to_have_count(1)

@@ -89,7 +89,7 @@ def test_the_approval_gate_template_is_approved_and_rejected_with_one_click_each
     first, second = card_of(page, approved), card_of(page, rejected)
     expect(first.get_by_label("Draft")).to_have_value(DRAFT)
     # The draft first, then the schema's own comment; no built-in comment beside it.
-    expect(first.locator("label")).to_have_text(["Draft", "comment"])
+    expect(first.locator("form.approval-form label")).to_have_text(["Draft", "comment"])
     expect(first.locator(".value-view")).to_contain_text(DRAFT)
     assert_accessible(page)
 

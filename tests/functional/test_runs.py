@@ -16,7 +16,7 @@ import json
 import re
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db.backends.base.base import BaseDatabaseWrapper
 from playwright.sync_api import Page, expect
 
@@ -103,6 +103,8 @@ def test_the_page_of_a_resting_run_makes_no_requests_and_hears_the_inbox_from_it
 ) -> None:
     page = operator_page
     operator = User.objects.get(username="otto")
+    # An operator who approves too: the gate is theirs to decide, so it counts on their pages.
+    operator.groups.add(Group.objects.get(name="approvers"))
     gated = graphs.store_graph(author, json.dumps(GATED)).graph
     resting = runs.start_run(operator, gated, {"draft": 1}).run
     assert drive_run.call(resting) == "suspended"

@@ -1,5 +1,6 @@
-"""Twenty approvers answering one gate that needs several approvals, at the same moment (issue
-26: exactly-once stays under a quorum).
+"""Twenty approvers answering one gate that needs several approvals, at the same moment, and
+the quorum's last vote racing the gate's due time (issue 26: exactly-once stays under a quorum
+and a deadline).
 
 Real threads with their own database connections, released together at a barrier, on
 PostgreSQL only (CI's second pass), where they truly write at once: SQLite serialises the
@@ -11,15 +12,17 @@ again on the longer log, and one that loses it to the resolution is told who res
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from editor.models import RunEvent
+from editor.models import InboxCard, RunEvent
 from editor.services import documents, runs
 from editor.services.documents import approvals
+from editor.services.inbox import deadlines
 from tests.integration.api.callers import bearer_caller, make_user
 from tests.integration.api.running import GATED, drive
 from tests.integration.api.test_concurrency import app_database, together
@@ -39,13 +42,14 @@ APPROVERS = 20
 race_database = app_database
 
 
-def gate_waiting_for(quorum: int) -> tuple[str, list[User]]:
-    """A run of a document whose gate needs ``quorum`` approvals, parked at the gate; and
-    twenty approvers who neither started it nor wrote it."""
+def gate_waiting_for(quorum: int, **policy: Any) -> tuple[str, list[User]]:
+    """A run of a document whose gate needs ``quorum`` approvals (and the rest of ``policy``),
+    parked at the gate; and twenty approvers who neither started it nor wrote it."""
     author = make_user("ada", "authors")
     created = documents.create_document(author, title="Refunds", text=json.dumps(GATED))
     frozen = documents.freeze(author, created.slug, expected_revision=1)
-    approvals.replace_policy(author, created.slug, {"gates": {"review": {"quorum": quorum}}})
+    gate = {"quorum": quorum, **policy}
+    approvals.replace_policy(author, created.slug, {"gates": {"review": gate}})
     operator = make_user("otto", "operators")
     run_id = runs.start_run(operator, frozen.graph, {"n": 1}, document_slug=created.slug).run
     assert drive(run_id) == "suspended"
@@ -112,4 +116,55 @@ def test_the_quorums_last_vote_and_a_rejection_racing_resolve_the_gate_once() ->
     [resumed] = RunEvent.objects.filter(run_id=run_id, kind="Resumed")
     assert [vote["by"] for vote in resumed.payload["votes"]] == [first.username]
     assert RunEvent.objects.filter(run_id=run_id, kind="ApprovalVoted").count() == 1
+    assert drive(run_id) == "completed"
+
+
+DEADLINE_WORKERS = 3
+
+
+def test_the_quorums_last_vote_and_the_deadlines_resolution_racing_decide_the_gate_once() -> None:
+    """One approval counted; then the approvals that would complete the quorum and three
+    workers acting on the gate's due time (its policy resolves it with a value), all at once:
+    one of them resolves the gate, by a person or by the deadline, and nothing twice."""
+    value = {"approved": False, "note": "too late"}
+    run_id, approvers = gate_waiting_for(2, due="1s", on_expiry={"resolve_with": value})
+    first, *rest = approvers[: APPROVERS - DEADLINE_WORKERS + 1]
+    assert runs.resume(first, run_id, {"input": {"approved": True}}).outcome == "voted"
+    card = InboxCard.objects.get(run_id=run_id)
+    past_due = card.due_at + timedelta(seconds=1)
+    callers = [bearer_caller(approver) for approver in rest]
+    drives_before = queued_drives(run_id)
+
+    answers = together(
+        [
+            *(
+                lambda caller=caller: caller.post(
+                    f"/v1/runs/{run_id}/resume", {"input": {"approved": True}}
+                )
+                for caller in callers
+            ),
+            *(
+                lambda: deadlines.act(run_id, card.seq, "expire", now=past_due)
+                for _ in range(DEADLINE_WORKERS)
+            ),
+        ]
+    )
+
+    errors = [answer for answer in answers if isinstance(answer, BaseException)]
+    assert not errors, errors
+    people, workers = answers[: len(callers)], answers[len(callers) :]
+    [resumed] = RunEvent.objects.filter(run_id=run_id, kind="Resumed")
+    won_by_people = [response for response in people if response.status_code == 202]
+    assert {response.status_code for response in people} <= {202, 409}
+    if resumed.payload["by"] == "the deadline":
+        assert not won_by_people
+        assert sorted(workers) == ["gone", "gone", "resolved"]
+        assert resumed.payload["input"] == value
+    else:
+        assert len(won_by_people) == 1
+        assert set(workers) == {"gone"}
+    assert [vote["by"] for vote in resumed.payload["votes"]] == [first.username]
+    assert RunEvent.objects.filter(run_id=run_id, kind="ApprovalVoted").count() == 1
+    assert not InboxCard.objects.filter(run_id=run_id).exists()
+    assert queued_drives(run_id) - drives_before == 1
     assert drive(run_id) == "completed"

@@ -170,7 +170,7 @@ def test_the_resolved_tab_filters_and_searches(
     assert first[:8] in by_prompt and second[:8] not in by_prompt
     assert by_person.lstrip().startswith('<div id="inbox-decisions">')
     assert second[:8] in by_person and first[:8] not in by_person
-    assert "No decision matches these filters." in none
+    assert "No entry matches these filters." in none
 
 
 @pytest.mark.parametrize("path", ["/inbox/", "/inbox/resolved/"])

@@ -80,7 +80,7 @@ def test_a_suspension_queues_one_notification_which_mails_each_approver_once(
     assert len(message.to) == 1
     assert "Final review" in message.subject
     assert "Publish?" in message.body
-    assert f"https://gatehouse.example.org/inbox/#card-{run_id}-{seq}" in message.body
+    assert f"https://gatehouse.example.org/inbox/?run={run_id}#card-{run_id}-{seq}" in message.body
 
 
 def test_without_email_configured_nothing_is_queued_or_sent(

@@ -49,8 +49,10 @@ def test_an_approver_sees_the_card_with_its_generated_form(
     assert "Publish?" in page
     assert "&quot;note&quot;: &quot;v2 ready&quot;" in page
     assert "Waiting for" in page
-    # The required boolean is decided by two buttons that submit the form.
-    assert 'type="checkbox"' not in page
+    # The required boolean is decided by two buttons that submit the form (the one checkbox
+    # selects the card to decide with others of its gate).
+    assert page.count('type="checkbox"') == 1
+    assert 'type="checkbox" id="card-' in page and 'form="bulk-select"' in page
     assert re.search(r'name="field-approved" value="true"[^>]*>Approve</button>', page)
     assert re.search(r'name="field-approved" value="false"[^>]*>Reject</button>', page)
     assert ">Resolve</button>" not in page
@@ -176,11 +178,14 @@ def test_anyone_but_an_approver_sees_the_gate_read_only_and_may_not_resolve_it(
     before = event_count(run_id)
     signed_in(client, make_user("someone", role))
 
-    page = client.get("/inbox/").content.decode()
+    mine = client.get("/inbox/").content.decode()
+    page = client.get(f"/inbox/?run={run_id}").content.decode()  # the run page's link
     response = client.post(
         f"/inbox/{run_id}/resolve/", card_post(run_id, **{"field-approved": "true"}), headers=HTMX
     )
 
+    assert "Publish?" not in mine
+    assert "Nothing waits for you to decide." in mine
     assert "Publish?" in page
     assert ">Resolve</button>" not in page
     assert "Only approvers can resolve a gate" in page
@@ -230,7 +235,8 @@ def test_a_budget_card_is_for_operators_and_raises_the_limit(
 
     approver_view = Client()
     approver_view.force_login(approver)
-    read_only = approver_view.get("/inbox/").content.decode()
+    assert "Budget exceeded" not in approver_view.get("/inbox/").content.decode()
+    read_only = approver_view.get(f"/inbox/?run={run_id}").content.decode()
     refused = approver_view.post(
         f"/inbox/{run_id}/resolve/", {"node": "write", "limit": "9"}, headers=HTMX
     )
@@ -344,10 +350,10 @@ def test_cards_are_listed_oldest_first_fifty_to_a_page(
     assert "Later items" in page
 
 
-def test_the_navigation_bar_counts_what_waits_on_every_page(
+def test_the_navigation_bar_counts_the_cards_its_person_may_decide_on_every_page(
     client: Client, author: User, operator: User, approver: User
 ) -> None:
-    signed_in(client, author)
+    signed_in(client, approver)
     assert (
         '<span class="inbox-count-number" sse-swap="count">0</span>'
         in client.get("/").content.decode()
@@ -364,6 +370,9 @@ def test_the_navigation_bar_counts_what_waits_on_every_page(
     assert "every 10s" not in home
     assert fragment.startswith('<span id="inbox-count"')
     assert '<span class="inbox-count-number" sse-swap="count">2</span>' in fragment
+    # An author decides no gate: nothing counts for them.
+    author_home = signed_in(Client(), author).get("/").content.decode()
+    assert '<span class="inbox-count-number" sse-swap="count">0</span>' in author_home
 
 
 def test_the_resolved_tab_lists_the_decisions_newest_first(

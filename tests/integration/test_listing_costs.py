@@ -20,6 +20,9 @@ from django.test.utils import CaptureQueriesContext
 
 from editor.models import AgentDefinition, Run, RunEvent
 from editor.services import agents, documents, inbox, runs
+from editor.services.documents import approvals
+from editor.services.inbox import claims
+from editor.waiting import rebuild_cards
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import APPROVAL_SCHEMA, drive
 
@@ -82,6 +85,7 @@ def copies(run_id: str, count: int) -> None:
         ]
     Run.objects.bulk_create(clones)
     RunEvent.objects.bulk_create(rows)
+    rebuild_cards([str(clone.id) for clone in clones])  # as the store would have written them
 
 
 def queries_of(client: Client, path: str) -> int:
@@ -159,6 +163,71 @@ def test_the_inbox_first_page_needs_as_many_queries_for_two_hundred_items_as_for
     )
 
 
+def test_the_inbox_views_need_as_many_queries_for_two_hundred_cards_as_for_one(
+    client: Client, author: User, operator: User
+) -> None:
+    """Cards of several documents whose gates name different groups, due at different times,
+    claimed and voted on: each view's first page (and the decision log with its claims and
+    notes) costs the same for one card of each as for two hundred."""
+    from django.contrib.auth.models import Group
+
+    for name in ("finance", "desk"):
+        Group.objects.create(name=name)
+    person = make_user("fay", "approvers")
+    for group in ("operators", "finance"):
+        person.groups.add(Group.objects.get(name=group))
+    policies = [
+        {"deciders": {"groups": ["finance"], "users": []}, "due": "2h", "quorum": 2},
+        {"deciders": {"groups": ["desk"], "users": ["fay"]}, "due": "30m"},
+        {},  # the defaults: the approvers role, no due time
+    ]
+    firsts = []
+    for n, policy in enumerate(policies):
+        slug, digest = frozen(author, f"Notes {n}", gated())
+        approvals.replace_policy(author, slug, {"gates": {"review": policy} if policy else {}})
+        firsts.append(waiting(operator, slug, digest))
+    amy = make_user("amy", "finance")
+    amy.groups.add(Group.objects.get(name="approvers"))
+    runs.resume(amy, firsts[0], {"input": {"approved": True}})
+    claims.claim(person, firsts[1], "review")
+    client.force_login(person)
+
+    def grow() -> None:
+        for first in firsts:
+            copies(first, MANY - 1)
+        for card in list(Run.objects.exclude(id__in=firsts).values_list("id", flat=True))[:20]:
+            claims.claim(person, str(card), "review")
+
+    the_same_for_one_and_many(
+        client,
+        [
+            "/inbox/",
+            "/inbox/?view=groups",
+            "/inbox/?view=all",
+            "/v1/inbox?view=mine",
+            "/v1/inbox?view=groups",
+            "/v1/inbox?view=all",
+            "/inbox/count/",
+            "/inbox/resolved/",
+            "/v1/inbox/resolved",
+            "/v1/inbox/resolved?kind=claim",
+        ],
+        grow,
+    )
+    # Every card is fay's to decide: due first (desk's 30 minutes, which name her, then
+    # finance's two hours), then the ones without a due time, page after page.
+    seen, cursor = [], ""
+    while True:
+        page = client.get(f"/v1/inbox?view=mine&limit=200{cursor}").json()
+        seen += [item.get("due_at") for item in page["items"]]
+        if page["next"] is None:
+            break
+        cursor = f"&cursor={page['next']}"
+    assert len(seen) == 3 * MANY
+    due = [moment for moment in seen if moment is not None]
+    assert due == sorted(due) and len(due) == 2 * MANY and seen[len(due) :] == [None] * MANY
+
+
 def test_the_agents_page_needs_as_many_queries_for_two_hundred_agents_as_for_one(
     signed_in: Client, author: User
 ) -> None:
@@ -228,15 +297,13 @@ def test_our_own_listings_do_not_grow_with_the_size_of_the_graphs_they_name(
     assert not grown, f"bytes more for the larger graph: {grown}"
 
 
-def test_the_decision_logs_index_names_every_kind_of_resolution_and_vote_the_engine_records() -> (
-    None
-):
+def test_the_decision_logs_index_names_every_kind_of_resolution_vote_and_escalation() -> None:
+    from editor.engine.status import ITEM_KINDS
     from editor.engine.status import RESOLUTION_KINDS as ENGINE_KINDS
-    from editor.engine.status import VOTE_KINDS
     from editor.models import DECISION_KINDS
     from editor.models import RESOLUTION_KINDS as stored_kinds
 
     assert stored_kinds == tuple(sorted(ENGINE_KINDS))
-    assert tuple(sorted((*ENGINE_KINDS, *VOTE_KINDS))) == DECISION_KINDS
+    assert tuple(sorted((*ENGINE_KINDS, *ITEM_KINDS))) == DECISION_KINDS
     (index,) = [i for i in RunEvent._meta.indexes if i.name == "event_decisions"]
     assert index.condition.children == [("kind__in", DECISION_KINDS)]

@@ -106,7 +106,9 @@ def test_each_budget_card_is_announced_to_the_operators_once(
         == "Budget exceeded: research (" + Run.objects.get(pk=run_id).graph_id[:15] + "…)"
     )
     assert "The steps budget of 1" in message.body
-    assert f"https://gatehouse.example.org/inbox/#card-{run_id}-{first}" in message.body
+    assert (
+        f"https://gatehouse.example.org/inbox/?run={run_id}#card-{run_id}-{first}" in message.body
+    )
 
     # Raised, the run crosses the new limit: a new card, announced once more.
     runs.resume(operator, run_id, {"input": {"limit": 2}})
@@ -155,7 +157,7 @@ def test_a_cut_off_write_is_announced_once_its_event_has_committed(
     assert notify_operators.call(run_id, len(existing) + 1) == 3
     assert mailoutbox[0].subject.startswith("Unknown outcome of a write: write (")
     assert "The write tool http_request" in mailoutbox[0].body
-    assert f"/inbox/#card-{run_id}-{len(existing) + 1}" in mailoutbox[0].body
+    assert f"/inbox/?run={run_id}#card-{run_id}-{len(existing) + 1}" in mailoutbox[0].body
 
 
 def test_a_card_resolved_before_the_mail_went_out_is_not_announced(
@@ -228,6 +230,6 @@ def test_links_are_absolute_even_without_a_base_url(
 
     links = {message.body.split("inbox: ")[1].split()[0] for message in mailoutbox}
     assert links == {
-        f"{base}/inbox/#card-{gate}-{pending_seq(gate)}",
-        f"{base}/inbox/#card-{budget}-{pending_seq(budget)}",
+        f"{base}/inbox/?run={gate}#card-{gate}-{pending_seq(gate)}",
+        f"{base}/inbox/?run={budget}#card-{budget}-{pending_seq(budget)}",
     }

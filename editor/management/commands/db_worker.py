@@ -4,7 +4,9 @@ django-tasks-db does not recover a task whose worker died (spec 04 *Durability*)
 here also runs :func:`editor.tasks.sweep_expired_leases`, from a daemon thread every
 ``GATEHOUSE_SWEEP_SECONDS``, so a run whose lease ran out is queued again, and between sweeps
 :func:`editor.tasks.wake_due_runs` every ``GATEHOUSE_WAKE_POLL_SECONDS``, so a sleeping run whose
-own drive was lost still wakes within about that of its ``wake_at`` (spec 08). With ``--batch``
+own drive was lost still wakes within about that of its ``wake_at`` (spec 08), and
+:func:`editor.tasks.act_on_due_deadlines`, so an inbox card's reminder or due time whose own
+task was lost is acted on a few seconds after it came. With ``--batch``
 (tests, one-off catch-up) it sweeps once before working through the queue instead.
 When the database goes away (a restart), the worker keeps its process and starts its loop
 again once the database answers, rather than exiting as django-tasks-db's worker does.
@@ -33,7 +35,7 @@ from django_tasks_db.management.commands.db_worker import Command as WorkerComma
 
 from editor import watchdog
 from editor.services.installation import tools
-from editor.tasks import sweep_expired_leases, wake_due_runs
+from editor.tasks import act_on_due_deadlines, sweep_expired_leases, wake_due_runs
 from editor.tools import ToolRegistryError
 from editor.tools.mcp import CatalogueError
 
@@ -82,10 +84,23 @@ def sweep_once() -> int:
 
 
 def wake_once() -> int:
+    """Wake the sleeping runs past their ``wake_at``, and act on the cards' deadlines whose
+    own task was lost: what each worker does between sweeps."""
+    woken = 0
     try:
-        return wake_due_runs()
+        woken = wake_due_runs()
     except Exception:  # as for the sweep: the next poll tries again, on a new connection
         logger.exception("the look for sleeping runs past their wake_at failed")
+        connection.close()
+    deadlines_once()
+    return woken
+
+
+def deadlines_once() -> int:
+    try:
+        return act_on_due_deadlines()
+    except Exception:  # the next poll tries again, on a new connection
+        logger.exception("the look for the inbox's deadlines that came failed")
         connection.close()
         return 0
 
@@ -127,6 +142,7 @@ class Command(WorkerCommand):
             raise CommandError(str(error)) from None
         if batch:
             sweep_once()
+            deadlines_once()
             super().handle(*args, **options)
             return
         # A long-running worker: a drive stuck past its run's wall time and the watchdog's

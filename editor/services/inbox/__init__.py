@@ -23,11 +23,16 @@ resolution (exactly once, checked against the recorded schema).
 
 The package by concern: :mod:`.items` (an item as a card shows it), :mod:`.names` (the
 node-name cache), :mod:`.pending` (the parked runs, expanded and paged), :mod:`.graphs` (the
-filter's graphs: the one raw SQL).
+filter's graphs: the one raw SQL); the inbox for a person (``docs/inbox.md``): :mod:`.queue`
+(the views **Mine**, **My groups** and **All** of the waiting cards, and the count of
+**Mine**), :mod:`.cards` (a card and its resolution), :mod:`.claims`, :mod:`.bulk` (several
+cards decided at once), :mod:`.deadlines` (a card's reminder and due time, acted on once),
+:mod:`.notices`, :mod:`.notifications` and :mod:`.webhooks` (what people are told),
+:mod:`.log`, :mod:`.entries` and :mod:`.exports` (the decision log).
 """
 
 from editor.services.inbox.graphs import GRAPH_CHOICES, graph_choices
-from editor.services.inbox.items import GraphChoice, InboxItem, suggested_limit
+from editor.services.inbox.items import GraphChoice, InboxItem, suggested_limit, with_claim
 from editor.services.inbox.names import forget_node_names, node_names
 from editor.services.inbox.pending import (
     graph_titles,
@@ -50,4 +55,5 @@ __all__ = [
     "pending_item",
     "pending_items",
     "suggested_limit",
+    "with_claim",
 ]

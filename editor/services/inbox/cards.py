@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from editor.engine.approvals import LEGACY
 from editor.graph import JsonError, read_json
 from editor.presentation import approval_forms
 from editor.presentation.approval_forms import ApprovalForm
@@ -39,7 +38,7 @@ from editor.services.numbers import INT64_MAX, InvalidNumber, strict_int
 from editor.services.runs import approvals, resolutions
 from editor.services.runs.approvals import Decider
 
-__all__ = ["Card", "card", "cards", "resolve_card"]
+__all__ = ["Card", "card", "card_of", "cards", "read_scope", "resolve_card"]
 
 #: The reconciliation card's two buttons.
 RECORD, RETRY = "record", "retry"
@@ -66,16 +65,41 @@ class Card:
     #: (``not_an_approver``, ``four_eyes``, ``already_voted``), and what it says.
     refusal_code: str | None = None
     refusal: str | None = None
+    #: Who looks at the card (their username): a claim says *you* to its holder.
+    viewer: str = ""
+    #: A note about the card after an action on it (a claim someone else holds).
+    notice: str | None = None
+
+    @property
+    def claimed_by_viewer(self) -> bool:
+        return bool(self.item and self.item.claimed_by and self.item.claimed_by == self.viewer)
+
+    @property
+    def claimed_by_other(self) -> bool:
+        return bool(self.item and self.item.claimed_by and self.item.claimed_by != self.viewer)
+
+    @property
+    def selectable(self) -> bool:
+        """Whether the card can be decided with others of its gate (a gate this person may
+        decide now, whose form has fields)."""
+        return bool(self.item and self.item.kind == "gate" and self.may_resolve and self.form)
 
     @property
     def scope_json(self) -> str:
         return json.dumps(self.item.scope) if self.item and self.item.scope else ""
 
 
-def card(item: InboxItem, *, may_resolve: bool, refused: ServiceError | None = None) -> Card:
+def card(
+    item: InboxItem,
+    *,
+    may_resolve: bool,
+    refused: ServiceError | None = None,
+    viewer: str = "",
+    notice: str | None = None,
+) -> Card:
     """The card of a pending item, as the inbox first shows it (``may_resolve``: with its
     form, for someone who may resolve it; ``refused``: why the gate's approval policy keeps
-    this person from deciding it now)."""
+    this person from deciding it now; ``viewer``: who looks at it)."""
     form = None
     if item.kind == "gate" and may_resolve and refused is None:
         form = approval_forms.approval_form(item.input_schema, item.value)
@@ -88,6 +112,8 @@ def card(item: InboxItem, *, may_resolve: bool, refused: ServiceError | None = N
         output_text="",
         refusal_code=_REFUSAL_CODES.get(type(refused)) if refused is not None else None,
         refusal=_sentence(str(refused)) if refused is not None else None,
+        viewer=viewer,
+        notice=notice,
     )
 
 
@@ -104,28 +130,36 @@ def _sentence(text: str) -> str:
 
 
 def _gate_refusal(person: Decider, item: InboxItem) -> ServiceError | None:
-    check = approvals.GateCheck(
-        node=item.node,
-        policy=item.policy or LEGACY,
-        starter=item.starter,
-        authors=approvals.authors_of(item.recorded_policy),
-        votes=item.votes,
-    )
-    return approvals.refusal(person, check)
+    return item.refusal(person)
 
 
-def cards(user: ActingUser, items: list[InboxItem]) -> list[Card]:
+def cards(user: ActingUser, items: list[InboxItem], person: Decider | None = None) -> list[Card]:
     """The cards of a page: one permission check per kind of item, and for each gate the
-    check of its approval policy (the person's groups read once)."""
+    check of its approval policy (the person's groups read once, unless ``person`` gives
+    them)."""
     allowed = {kind: can_resolve(user, kind) for kind in {item.kind for item in items}}
-    person = approvals.decider(user) if allowed.get("gate") else None
+    if allowed.get("gate"):
+        person = person or approvals.decider(user)
+    viewer = str(user.get_username()) if user.is_authenticated else ""
     shown = []
     for item in items:
         refused = None
         if item.kind == "gate" and person is not None and allowed["gate"]:
             refused = _gate_refusal(person, item)
-        shown.append(card(item, may_resolve=allowed[item.kind], refused=refused))
+        shown.append(card(item, may_resolve=allowed[item.kind], refused=refused, viewer=viewer))
     return shown
+
+
+def card_of(
+    user: ActingUser, run_id: str, node: str | None, scope: Any, *, notice: str | None = None
+) -> Card:
+    """The card of the run's open item ``node`` (at ``scope``) as ``user`` sees it now (after
+    a claim, say); the note that it no longer waits when it does not."""
+    _, item = inbox.pending_item(run_id, node, scope)
+    if item is None:
+        return _taken(user, run_id, node, scope, links.card_id(run_id))
+    (shown,) = cards(user, [item])
+    return replace(shown, notice=notice)
 
 
 #: A scope names the map items and fold passes a gate waits inside: never this deep.
@@ -133,7 +167,7 @@ _MAX_SCOPE_DEPTH = 64
 _SCOPE_EXPECTED = "`scope` must be a JSON list of [node id, index] pairs"
 
 
-def _scope(text: str) -> list[list[Any]] | None:
+def read_scope(text: str) -> list[list[Any]] | None:
     """A card's ``scope`` field: what the card was drawn with, checked before it is used.
 
     Raises :class:`InvalidRequest` for anything but a list of ``[node id, index]`` pairs."""
@@ -238,7 +272,7 @@ def resolve_card(user: ActingUser, run_id: str, post: Mapping[str, str]) -> Card
     ``user`` may not resolve it, :class:`UnknownRun`, and :class:`InvalidRequest` when
     ``scope`` or ``seq`` is not what a card sends."""
     node = str(post.get("node", "")) or None
-    scope = _scope(str(post.get("scope", "")))
+    scope = read_scope(str(post.get("scope", "")))
     seq = _seq(str(post.get("seq", "")))
     card_id = links.card_id(run_id, seq)
     run, item = inbox.pending_item(run_id, node, scope)
@@ -246,11 +280,12 @@ def resolve_card(user: ActingUser, run_id: str, post: Mapping[str, str]) -> Card
         return _taken(user, run_id, node, scope, card_id)
     if not can_resolve(user, item.kind):
         raise NotAllowed()
+    viewer = str(user.get_username())
     if item.kind == "gate":
         refused = _gate_refusal(approvals.decider(user), item)
         if refused is not None:
-            return card(item, may_resolve=True, refused=refused)
-    base = card(item, may_resolve=True)
+            return card(item, may_resolve=True, refused=refused, viewer=viewer)
+    base = card(item, may_resolve=True, viewer=viewer)
     if item.kind == "gate":
         value, problem_card = _gate_input(item, post, base)
     elif item.kind == "budget":
@@ -275,7 +310,7 @@ def resolve_card(user: ActingUser, run_id: str, post: Mapping[str, str]) -> Card
         return Card(card_id, item=item, taken_by=error.resolved_by, taken_at=error.resolved_at)
     except (NotAnApprover, FourEyes, AlreadyVoted) as error:
         # Another answer of this person, counted meanwhile (a second tab): nothing recorded.
-        return card(item, may_resolve=True, refused=error)
+        return card(item, may_resolve=True, refused=error, viewer=viewer)
     policy = item.policy.as_json() if item.policy and item.recorded_policy is not None else None
     receipt = inbox_log.receipt(item.run, item.graph_hash, recorded, policy)
     return Card(card_id, item=item, receipt=receipt)

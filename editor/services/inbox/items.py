@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from editor.engine.approvals import GatePolicy
+from editor.engine.approvals import LEGACY, ROLE_GROUP, GatePolicy
 from editor.engine.history import event_time
 from editor.graph import short_hash
 from editor.graph.jsonio import pretty_json
+from editor.presentation import deadlines
+from editor.services.errors import ServiceError
 from editor.services.links import card_id
+from editor.services.runs import approvals
 
-__all__ = ["GraphChoice", "InboxItem", "suggested_limit"]
+__all__ = ["GraphChoice", "InboxItem", "suggested_limit", "with_claim"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +53,103 @@ class InboxItem:
     votes: tuple[dict[str, Any], ...] = ()
     starter: Any = None
     recorded_policy: Any = None
+    #: The gate's escalation past its due time (``GateEscalated``): when, and the groups and
+    #: users it added.
+    escalated_at: str | None = None
+    escalated_groups: tuple[str, ...] = ()
+    escalated_users: tuple[str, ...] = ()
+    #: "I'm on it": who holds the card's claim, since and until when (a claim run out is
+    #: ``None``).
+    claimed_by: str | None = None
+    claimed_at: datetime | None = None
+    claim_until: datetime | None = None
+    #: When the card was read: what *overdue* and *due soon* are measured against.
+    now: datetime | None = None
+
+    def refusal(self, person: approvals.Decider) -> ServiceError | None:
+        """Why ``person`` may not decide this gate now under its run's policy (``None``: they
+        may; never anything for other kinds, whose rule is the role alone)."""
+        if self.kind != "gate":
+            return None
+        check = approvals.GateCheck(
+            node=self.node,
+            policy=self.policy or LEGACY,
+            starter=self.starter,
+            authors=approvals.authors_of(self.recorded_policy),
+            votes=self.votes,
+            escalated_groups=self.escalated_groups,
+            escalated_users=self.escalated_users,
+        )
+        return approvals.refusal(person, check)
 
     @property
-    def approvals_needed(self) -> int:
-        """How many more approvals the gate needs (0 for anything but a gate)."""
+    def opened_at(self) -> datetime | None:
+        return event_time(self.suspended_at)
+
+    @property
+    def due_at(self) -> datetime | None:
+        """The gate's due time, from when it was recorded (``None``: none)."""
+        opened = self.opened_at
+        if self.policy is None or self.policy.due is None or opened is None:
+            return None
+        return opened + timedelta(seconds=self.policy.due)
+
+    @property
+    def remind_at(self) -> datetime | None:
+        due, opened = self.due_at, self.opened_at
+        if due is None or opened is None or self.policy is None or not self.policy.remind_at:
+            return None
+        return opened + (due - opened) * self.policy.remind_at / 100
+
+    @property
+    def moment(self) -> datetime:
+        return self.now or datetime.now(UTC)
+
+    @property
+    def overdue(self) -> bool:
+        due = self.due_at
+        return due is not None and self.moment >= due
+
+    @property
+    def due_soon(self) -> bool:
+        return deadlines.due_soon(self.opened_at, self.due_at, self.remind_at, self.moment)
+
+    @property
+    def due_words(self) -> str:
+        """``due in 3 h``, ``overdue by 20 min``; empty without a due time."""
+        return deadlines.due_words(self.due_at, self.moment)
+
+    @property
+    def due_iso(self) -> str:
+        due = self.due_at
+        return due.isoformat() if due else ""
+
+    @property
+    def needs(self) -> deadlines.Needs | None:
+        """What the gate still needs, and from whom (its policy and any escalation)."""
         if self.policy is None:
-            return 0
-        return max(0, self.policy.quorum - len(self.votes))
+            return None
+        return deadlines.needs(
+            self.policy.quorum,
+            len(self.votes),
+            tuple(dict.fromkeys((*self.policy.groups, *self.escalated_groups))),
+            tuple(dict.fromkeys((*self.policy.users, *self.escalated_users))),
+            ROLE_GROUP,
+        )
+
+    @property
+    def escalated_from(self) -> tuple[str, ...]:
+        """Who decided the gate before its escalation: the policy's deciders."""
+        if self.policy is None:
+            return ()
+        return tuple(
+            "every approver" if name == ROLE_GROUP else name
+            for name in (*self.policy.groups, *self.policy.users)
+        )
+
+    @property
+    def escalated_moment(self) -> datetime | None:
+        return event_time(self.escalated_at) if self.escalated_at else None
 
     @property
     def voters(self) -> str:
@@ -106,6 +199,17 @@ class InboxItem:
     def input(self) -> Any:
         """A reconciliation's tool input, under the name ``GET /v1/inbox`` gives it."""
         return self.tool_input
+
+
+def with_claim(
+    item: InboxItem,
+    by: str | None,
+    at: datetime | None,
+    until: datetime | None,
+    now: datetime | None = None,
+) -> InboxItem:
+    """``item`` with its card's live claim (``by`` ``None``: nobody is on it)."""
+    return replace(item, claimed_by=by, claimed_at=at, claim_until=until, now=now or item.now)
 
 
 def suggested_limit(budget: dict[str, Any] | None, observed: Any) -> int:

@@ -1,7 +1,9 @@
 """Email about what waits in the inbox (spec 06 *Approval inbox*, spec 07 *Email*).
 
-* **Gates** — one message per suspension to each approver with an address (members of
-  *approvers*, users given the permission directly, and superusers).
+* **Gates** — one message per suspension to each person with an address who may decide it
+  under its run's policy: the approvers its deciders name (the whole *approvers* role — members,
+  users given the permission directly, superusers — by default), but for those four eyes keeps
+  out.
 * **Budget and reconciliation cards** — one message per card (a ``BudgetExceeded`` or
   ``ReconciliationNeeded`` event) to each operator with an address, found the same way.
 
@@ -21,7 +23,7 @@ before its task runs is not announced.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -29,19 +31,24 @@ from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage, mailers
 from django.db.models import Q
 
+from editor.engine.approvals import LEGACY, ROLE_GROUP, authors_of, gate_policy_of
 from editor.models import Run, RunEvent
 from editor.services.access import APPROVE, OPERATE
 from editor.services.inbox import node_names
 from editor.services.links import absolute_url, base_url, base_url_is_set, card_id
+from editor.waiting import escalated_names
 
 __all__ = [
     "OPERATOR_CARDS",
     "approver_addresses",
     "card_link",
+    "decider_addresses",
     "email_configured",
+    "gate_addresses",
     "notify_operator_card",
     "notify_suspension",
     "operator_addresses",
+    "send_messages",
 ]
 
 #: The parking events whose cards operators resolve, and so are told about.
@@ -56,12 +63,14 @@ def email_configured() -> bool:
 
 
 def card_link(run_id: str, seq: int) -> str:
-    """The absolute address of the inbox card of the item recorded at ``seq``."""
-    return absolute_url(f"/inbox/#{card_id(run_id, seq)}")
+    """The absolute address of the inbox card of the item recorded at ``seq``: the run's
+    cards, whichever view would list them, scrolled to this one."""
+    return absolute_url(f"/inbox/?run={run_id}#{card_id(run_id, seq)}")
 
 
-def _addresses(permission: str) -> list[str]:
-    """The addresses of everyone who holds ``permission`` (``app.codename``), each once."""
+def _addresses(permission: str, among: Q | None = None, excluded: Q | None = None) -> list[str]:
+    """The addresses of everyone who holds ``permission`` (``app.codename``), each once;
+    ``among``: only those, ``excluded``: not those."""
     app_label, codename = permission.split(".")
     holds = (
         Q(is_superuser=True)
@@ -73,19 +82,55 @@ def _addresses(permission: str) -> list[str]:
             user_permissions__codename=codename, user_permissions__content_type__app_label=app_label
         )
     )
-    rows = (
-        get_user_model()
-        .objects.filter(holds, is_active=True)
-        .exclude(email="")
-        .values_list("email", flat=True)
-        .distinct()
-    )
-    return sorted(set(rows))
+    people = get_user_model().objects.filter(holds, is_active=True).exclude(email="")
+    if among is not None:
+        people = people.filter(among)
+    if excluded is not None:
+        people = people.exclude(excluded)
+    return sorted(set(people.values_list("email", flat=True).distinct()))
 
 
 def approver_addresses() -> list[str]:
     """The addresses of everyone who may resolve a gate, each once."""
     return _addresses(APPROVE)
+
+
+def decider_addresses(
+    groups: Iterable[str],
+    users: Iterable[str],
+    *,
+    excluded: Iterable[str] = (),
+    starter: Any = None,
+) -> list[str]:
+    """The addresses of the approvers ``groups`` and ``users`` name (``approvers`` in
+    ``groups``: every approver), but for the usernames ``excluded`` and the user of id
+    ``starter`` (four eyes, earlier votes), each once."""
+    groups, users = list(groups), list(users)
+    among = None
+    if ROLE_GROUP not in groups:
+        among = Q(groups__name__in=groups) | Q(username__in=users)
+    excluded_q = Q(username__in=list(excluded))
+    if starter is not None:
+        excluded_q |= Q(pk=starter)
+    return _addresses(APPROVE, among, excluded_q)
+
+
+def gate_addresses(item: Mapping[str, Any], recorded_policy: Any, starter: Any) -> list[str]:
+    """The addresses of the people who may decide the open gate ``item`` of a run that
+    recorded ``recorded_policy`` and was started by the user of id ``starter``."""
+    node = str(item.get("node"))
+    policy = gate_policy_of(recorded_policy, node) if recorded_policy else LEGACY
+    more_groups, more_users = escalated_names(item)
+    votes = [vote for vote in item.get("votes") or () if isinstance(vote, Mapping)]
+    excluded = [str(vote.get("by")) for vote in votes]
+    if policy.four_eyes:
+        excluded += list(authors_of(recorded_policy))
+    return decider_addresses(
+        [*policy.groups, *more_groups],
+        [*policy.users, *more_users],
+        excluded=excluded,
+        starter=starter if policy.four_eyes else None,
+    )
 
 
 def operator_addresses() -> list[str]:
@@ -105,8 +150,11 @@ def _one_line(subject: str) -> str:
     return " ".join(subject.split())[:200]
 
 
-def _pending_event(run_id: str, seq: int, kinds: frozenset[str]) -> RunEvent | None:
-    """The event recorded at ``seq`` when it is of ``kinds`` and its item still waits."""
+def _pending_event(
+    run_id: str, seq: int, kinds: frozenset[str]
+) -> tuple[RunEvent, dict[str, Any]] | None:
+    """The event recorded at ``seq`` when it is of ``kinds`` and its item still waits, with
+    that item (the run's status's pending entry)."""
     event = (
         # A test run's items are its author's, decided in the editor: nobody is emailed.
         RunEvent.objects.filter(
@@ -118,10 +166,12 @@ def _pending_event(run_id: str, seq: int, kinds: frozenset[str]) -> RunEvent | N
     if event is None:
         return None
     pending = (event.run.status or {}).get("pending") or []
-    return event if any(item.get("seq") == seq for item in pending) else None
+    item = next((item for item in pending if item.get("seq") == seq), None)
+    return (event, item) if item is not None else None
 
 
-def _send(addresses: list[str], subject: str, body: str) -> int:
+def send_messages(addresses: list[str], subject: str, body: str) -> int:
+    """One message to each address; how many the mailer sent."""
     if not base_url_is_set():
         logger.warning("GATEHOUSE_BASE_URL is not set: the email links to %s", base_url())
     messages = [
@@ -151,22 +201,23 @@ def _announce(
     run_id: str,
     seq: int,
     kinds: frozenset[str],
-    addresses: Callable[[], list[str]],
+    addresses: Callable[[RunEvent, dict[str, Any]], list[str]],
     message: Callable[[RunEvent, dict[str, Any]], tuple[str, str]],
 ) -> tuple[RunEvent, int] | None:
     """Send ``message`` of the open item at ``seq`` (one of ``kinds``) to ``addresses``:
     the event and how many were sent; ``None`` without email, such an item or an address."""
     if not email_configured():
         return None
-    event = _pending_event(run_id, seq, kinds)
-    if event is None:
+    found = _pending_event(run_id, seq, kinds)
+    if found is None:
         return None
-    recipients = addresses()
+    event, item = found
+    recipients = addresses(event, item)
     if not recipients:
         return None
     payload = event.payload if isinstance(event.payload, dict) else {}
     subject, body = message(event, payload)
-    return event, _send(recipients, subject, body)
+    return event, send_messages(recipients, subject, body)
 
 
 def notify_suspension(run_id: str, seq: int) -> int:
@@ -177,7 +228,9 @@ def notify_suspension(run_id: str, seq: int) -> int:
         run_id,
         seq,
         frozenset({"Suspended"}),
-        approver_addresses,
+        lambda event, item: gate_addresses(
+            item, event.run.approval_policy, event.run.created_by_id
+        ),
         lambda event, payload: _message(event.run, payload, seq),
     )
     if announced is None:
@@ -217,7 +270,7 @@ def notify_operator_card(run_id: str, seq: int) -> int:
         run_id,
         seq,
         OPERATOR_CARDS,
-        operator_addresses,
+        lambda event, item: operator_addresses(),
         lambda event, payload: _operator_message(event.run, event.kind, payload, seq),
     )
     if announced is None:

@@ -9,19 +9,23 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
 
 from editor.engine.approvals import gate_policy_of
 from editor.engine.states import PARKED
 from editor.engine.status import scope_key
-from editor.models import Run, RunEvent, Version
+from editor.models import InboxCard, Run, RunEvent, Version
 from editor.services.errors import InvalidCursor, UnknownRun
 from editor.services.inbox.filters import NO_FILTER, InboxFilter
 from editor.services.inbox.items import InboxItem
 from editor.services.inbox.names import node_names
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
+from editor.waiting import escalated_names
 
 __all__ = [
+    "Claim",
     "graph_titles",
+    "items_of",
     "label_of",
     "pending_count",
     "pending_item",
@@ -66,10 +70,15 @@ def _item(
     raw: dict[str, Any],
     label: tuple[str | None, str | None, int | None],
     names: dict[str, str],
+    claim: Claim | None = None,
+    now: datetime | None = None,
 ) -> InboxItem:
     slug, title, number = label
     node = str(raw.get("node"))
     gate = raw.get("kind") == "gate" and raw.get("wait") != "signal"
+    groups, users = escalated_names(raw) if gate else ([], [])
+    escalated = raw.get("escalated") if gate else None
+    claimed_by, claimed_at, claim_until = claim if claim is not None else (None, None, None)
     return InboxItem(
         kind=str(raw.get("kind")),
         run=str(run.id),
@@ -94,6 +103,13 @@ def _item(
         votes=tuple(raw.get("votes") or ()) if gate else (),
         starter=run.created_by_id,
         recorded_policy=run.approval_policy if gate else None,
+        escalated_at=str(escalated.get("at")) if isinstance(escalated, dict) else None,
+        escalated_groups=tuple(groups),
+        escalated_users=tuple(users),
+        claimed_by=claimed_by,
+        claimed_at=claimed_at,
+        claim_until=claim_until,
+        now=now,
     )
 
 
@@ -116,12 +132,32 @@ def _items_of(
     return expanded
 
 
-def _cards(pairs: list[tuple[Run, dict[str, Any]]]) -> list[InboxItem]:
+#: A card's live claim: who, since when, until when.
+Claim = tuple[str | None, datetime | None, datetime | None]
+
+
+def items_of(
+    pairs: list[tuple[Run, dict[str, Any]]],
+    claims: dict[tuple[str, int], Claim] | None = None,
+    now: datetime | None = None,
+) -> list[InboxItem]:
+    """The items of these runs' pending entries, as cards show them (two queries at most: the
+    versions of their graphs, and the names of the graphs this process has not met);
+    ``claims``: the live claims by ``(run, seq)``."""
     hashes = {run.graph_id for run, _ in pairs}
     versions = graph_titles(hashes) if hashes else {}
     names = node_names(hashes) if hashes else {}
+    claims = claims or {}
     return [
-        _item(run, raw, label_of(run, versions), names.get(run.graph_id, {})) for run, raw in pairs
+        _item(
+            run,
+            raw,
+            label_of(run, versions),
+            names.get(run.graph_id, {}),
+            claims.get((str(run.id), int(raw.get("seq", 0)))),
+            now,
+        )
+        for run, raw in pairs
     ]
 
 
@@ -209,7 +245,7 @@ def pending_items(
             Q(parked_at__gt=last.parked_at) | Q(parked_at=last.parked_at, id__gt=last.id)
         )
     page = page_of(pairs[: limit + 1], limit, _cursor_key)
-    return Page(_cards(page.items), page.next)
+    return Page(items_of(page.items), page.next)
 
 
 def _cursor_key(pair: tuple[Run, dict[str, Any]]) -> list[Any]:
@@ -236,8 +272,22 @@ def pending_item(run_id: str, node: str | None, scope: Any = None) -> tuple[Run,
         if raw.get("wait") == "signal":
             continue
         if node is None or (raw.get("node") == node and scope_key(raw.get("scope")) == wanted):
-            return run, _cards([(run, raw)])[0]
+            now = timezone.now()
+            claims = _live_claims(run, int(raw.get("seq", 0)), now)
+            return run, items_of([(run, raw)], claims, now)[0]
     return run, None
+
+
+def _live_claims(run: Run, seq: int, now: datetime) -> dict[tuple[str, int], Claim]:
+    card = (
+        InboxCard.objects.filter(run_id=run.pk, seq=seq, claim_until__gt=now)
+        .select_related("claimed_by")
+        .only("claimed_at", "claim_until", "claimed_by__username")
+        .first()
+    )
+    if card is None or card.claimed_by is None:
+        return {}
+    return {(str(run.pk), seq): (card.claimed_by.username, card.claimed_at, card.claim_until)}
 
 
 def pending_count() -> int:

@@ -6,8 +6,10 @@
 error to raise (or to show), in this order: **not an approver** (the policy's deciders do not
 name them, or they lack the approvers role: a policy narrows who decides, never widens it),
 **four eyes** (they started the run, or wrote the version it runs), **already voted** (they
-approved this gate already and it waits for others). A gate of a run recorded without a
-policy keeps spec 06's rule (:data:`~editor.engine.approvals.LEGACY`).
+approved this gate already and it waits for others). A gate escalated past its due time
+(``GateEscalated``) may also be decided by the deciders its escalation names, under the same
+rules. A gate of a run recorded without a policy keeps spec 06's rule
+(:data:`~editor.engine.approvals.LEGACY`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from editor.engine.approvals import GatePolicy, authors_of, gate_policy_of
+from editor.engine.approvals import ROLE_GROUP, GatePolicy, authors_of, gate_policy_of
 from editor.services.access import can_approve
 from editor.services.errors import AlreadyVoted, FourEyes, NotAnApprover, ServiceError
 
@@ -26,6 +28,7 @@ __all__ = [
     "authors_of",
     "check_gate",
     "decider",
+    "escalated_to",
     "gate_check",
     "refusal",
 ]
@@ -53,13 +56,39 @@ def decider(user: Any) -> Decider:
 @dataclass(frozen=True, slots=True)
 class GateCheck:
     """What the check of one open gate reads: its policy, the run's starter, the version's
-    authors (from the run's record) and the votes already cast (from the gate's item)."""
+    authors (from the run's record), the votes already cast and the deciders an escalation
+    added (from the gate's item)."""
 
     node: str
     policy: GatePolicy
     starter: Any
     authors: tuple[str, ...]
     votes: tuple[Mapping[str, Any], ...]
+    escalated_groups: tuple[str, ...] = ()
+    escalated_users: tuple[str, ...] = ()
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """Every group that may decide the gate now, the escalation's after the policy's."""
+        return tuple(dict.fromkeys((*self.policy.groups, *self.escalated_groups)))
+
+    @property
+    def users(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*self.policy.users, *self.escalated_users)))
+
+
+def escalated_to(item: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The groups and users an escalation of the open gate ``item`` added (none when none)."""
+    escalated = item.get("escalated")
+    to = escalated.get("to") if isinstance(escalated, Mapping) else None
+    if not isinstance(to, Mapping):
+        return (), ()
+
+    def names(key: str) -> tuple[str, ...]:
+        found = to.get(key)
+        return tuple(str(name) for name in found) if isinstance(found, list) else ()
+
+    return names("groups"), names("users")
 
 
 def gate_check(recorded_policy: Any, starter: Any, item: Mapping[str, Any]) -> GateCheck:
@@ -67,6 +96,7 @@ def gate_check(recorded_policy: Any, starter: Any, item: Mapping[str, Any]) -> G
     recorded ``recorded_policy`` and was started by the user of id ``starter``."""
     node = str(item.get("node"))
     votes = item.get("votes")
+    groups, users = escalated_to(item)
     return GateCheck(
         node=node,
         policy=gate_policy_of(recorded_policy, node),
@@ -75,21 +105,18 @@ def gate_check(recorded_policy: Any, starter: Any, item: Mapping[str, Any]) -> G
         votes=tuple(vote for vote in votes if isinstance(vote, Mapping))
         if isinstance(votes, Sequence)
         else (),
+        escalated_groups=groups,
+        escalated_users=users,
     )
 
 
 def refusal(person: Decider, check: GateCheck) -> ServiceError | None:
     """Why ``person`` may not answer the gate now, or ``None`` when they may."""
     policy = check.policy
-    named = (
-        policy.role_decides
-        or person.username in policy.users
-        or not person.groups.isdisjoint(policy.groups)
-    )
+    groups, users = check.groups, check.users
+    named = ROLE_GROUP in groups or person.username in users or not person.groups.isdisjoint(groups)
     if not person.approver or not named:
-        return NotAnApprover(
-            check.node, policy.groups, policy.users, needs_role=named and not person.approver
-        )
+        return NotAnApprover(check.node, groups, users, needs_role=named and not person.approver)
     if policy.four_eyes:
         if person.pk is not None and person.pk == check.starter:
             return FourEyes(check.node, "started")

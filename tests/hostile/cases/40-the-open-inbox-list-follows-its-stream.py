@@ -42,7 +42,7 @@ def follows(corpus: Any) -> None:
     assert 'sse-connect="/live/"' in page.text, "the page opens no stream"
     assert "js/inbox-live.js" in page.text, "nothing on the page follows the stream's count"
     assert '<div id="inbox-cards" data-live-list>' in page.text, "the list is not marked live"
-    assert "Nothing waits for a decision that matches these filters" in page.text
+    assert "Nothing waits for you to decide that matches these filters" in page.text
 
     connection = connection_to(corpus.server.url, corpus.left())
     try:

@@ -109,6 +109,7 @@ def test_a_resolved_item_leaves_the_inbox_and_enters_the_decision_log(
     assert pending == {"items": [], "next": None}
     raised, approved = resolved["items"]
     assert approved == {
+        "entry": "decision",
         "kind": "gate",
         "run": run_id,
         "graph_hash": Run.objects.get(pk=run_id).graph_id,

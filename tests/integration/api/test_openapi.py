@@ -53,6 +53,10 @@ OPERATIONS = {
     ("get", "/v1/tools"),
     ("get", "/v1/inbox"),
     ("get", "/v1/inbox/resolved"),
+    ("get", "/v1/inbox/resolved/export"),
+    ("post", "/v1/inbox/decisions"),
+    ("post", "/v1/runs/{run}/claim"),
+    ("post", "/v1/runs/{run}/release"),
     # Test runs of drafts, their sample inputs and pins; comparing two runs (issue 24).
     ("post", "/v1/documents/{slug}/test-runs"),
     ("get", "/v1/documents/{slug}/test-runs"),

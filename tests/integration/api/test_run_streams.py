@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import connections
 from django.http import StreamingHttpResponse
 from django.test import AsyncClient, Client
@@ -232,6 +232,8 @@ def _parse(chunk: bytes) -> list[dict[str, Any]]:
 def test_a_page_hears_the_waiting_count_and_its_runs_growth(
     client: Client, operator: User, operator_api: Caller, api: Caller
 ) -> None:
+    # An operator who may approve too: the gate the run reaches is theirs to decide.
+    operator.groups.add(Group.objects.get(name="approvers"))
     client.force_login(operator)
     queued = start(operator_api, store(api, GATED))
 
@@ -250,3 +252,41 @@ def test_the_pages_stream_needs_a_signed_in_user(client: Client) -> None:
 
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/login/")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_under_asgi_each_persons_page_hears_the_count_of_the_cards_they_may_decide(
+    operator: User, api: Caller, operator_api: Caller, settings: Any
+) -> None:
+    """Two pages open at once, an approver's and an author's: a run parks at a gate only the
+    approver may decide, and the hub, which counts once a person, tells each page its own."""
+    settings.GATEHOUSE_STREAM_POLL_MS = 20
+    approver = User.objects.create_user("april", password="not-used-by-these-tests")
+    approver.groups.add(Group.objects.get(name="approvers"))
+    author = User.objects.create_user("abe", password="not-used-by-these-tests")
+    author.groups.add(Group.objects.get(name="authors"))
+    run_id = start(operator_api, store(api, GATED))
+
+    async def follow() -> tuple[list[Any], list[Any]]:
+        pages = []
+        for person in (approver, author):
+            client = AsyncClient()
+            await client.aforce_login(person)
+            response = await client.get("/live/")
+            pages.append(aiter(response.streaming_content))
+        heard: list[list[Any]] = [[], []]
+        for index, chunks in enumerate(pages):
+            heard[index] += _parse(await asyncio.wait_for(anext(chunks), 10))
+        await sync_to_async(drive)(run_id)  # to its gate: one card, the approver's
+        while {"event": "count", "data": 1} not in heard[0]:
+            heard[0] += _parse(await asyncio.wait_for(anext(pages[0]), 10))
+        for chunks in pages:
+            await chunks.aclose()
+        await shut_down()
+        return heard[0], heard[1]
+
+    approver_heard, author_heard = in_a_thread_of_its_own(async_to_sync(follow))
+
+    assert approver_heard[0] == {"event": "count", "data": 0}
+    assert {"event": "count", "data": 1} in approver_heard
+    assert author_heard == [{"event": "count", "data": 0}]

@@ -21,8 +21,9 @@ __all__ = ["AT", "KINDS", "LOGS", "PAYLOADS", "expected"]
 
 AT = "2026-01-01T00:00:00.000000Z"
 RESOLUTIONS = {"Resumed", "BudgetRaised", "Reconciled"}
-#: A vote of a gate that needs several approvals: it leaves a parked run where it is.
-VOTES = {"ApprovalVoted"}
+#: A vote of a gate that needs several approvals, or an escalation of a gate past its due time:
+#: each leaves a parked run where it is.
+VOTES = {"ApprovalVoted", "GateEscalated"}
 WORK_FREE = RESOLUTIONS | VOTES | {"Suspended", "BudgetExceeded", "ReconciliationNeeded"}
 WORK_FREE |= {"RunCompleted", "RunFailed", "RunAbandoned", "GraphRunStarted", "SleepCompleted"}
 
@@ -59,6 +60,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
     "Suspended": {"node": "g2", "reason": "r", "input_schema": {}, "value": 1},
     "Resumed": {"node": "g", "input": 1, "by": "bob", "schema_hash": "h"},
     "ApprovalVoted": {"node": "g", "input": 1, "by": "amy", "schema_hash": "h", "quorum": 2},
+    "GateEscalated": {"node": "g", "to": {"groups": ["desk"], "users": []}, "by": "the deadline"},
     "BudgetExceeded": {"node": "a2", "budget": {"kind": "steps", "limit": 1}, "observed": 1},
     "BudgetRaised": {"node": "a", "kind": "steps", "limit": 2, "by": "bob"},
     "ReconciliationNeeded": {"node": "t2", "tool": "w", "call": 0, "input": 1},
