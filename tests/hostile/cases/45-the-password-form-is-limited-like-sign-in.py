@@ -42,6 +42,8 @@ CASE = {
     ),
     "bounds": {"seconds": 120},  # six password checks (PBKDF2) and a shell: slow machines
     "steps": [
+        # Failures of earlier attacks from this address (a wrong sign-in in `15`) count too.
+        {"do": "python", "call": lift_the_limit},
         {"do": "python", "call": guess},
         {"do": "python", "call": lift_the_limit},
         {
