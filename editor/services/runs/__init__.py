@@ -22,56 +22,7 @@ The family may import the documents family and the shared modules, never the inb
 (``pyproject.toml``: the services' families in layers).
 """
 
-from editor.services.runs.core import (
-    CALL_KINDS,
-    EVENTS_PAGE_LIMIT,
-    MAX_LABELS,
-    AbandonOutcome,
-    ResolveOutcome,
-    ResumeOutcome,
-    RunInfo,
-    TestOf,
-    abandon,
-    check_labels,
-    get_run,
-    list_runs,
-    list_tools,
-    replay,
-    resolve,
-    resume,
-    run_detail,
-    run_events,
-    run_graph,
-    run_list_query,
-    run_rows,
-    start_run,
-    validate_runnable,
-    wake,
-)
+from editor.services.runs import core
+from editor.services.runs.core import *  # noqa: F403 (the façade: every name core exports)
 
-__all__ = [
-    "CALL_KINDS",
-    "EVENTS_PAGE_LIMIT",
-    "MAX_LABELS",
-    "AbandonOutcome",
-    "ResolveOutcome",
-    "ResumeOutcome",
-    "RunInfo",
-    "TestOf",
-    "abandon",
-    "check_labels",
-    "get_run",
-    "list_runs",
-    "list_tools",
-    "replay",
-    "resolve",
-    "resume",
-    "run_detail",
-    "run_events",
-    "run_graph",
-    "run_list_query",
-    "run_rows",
-    "start_run",
-    "validate_runnable",
-    "wake",
-]
+__all__ = core.__all__
