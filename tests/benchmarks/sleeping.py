@@ -1,12 +1,12 @@
 """Many runs asleep at once (issue 23, *Measure*): how late they wake, what they cost asleep.
 
-Each run walks a delay of ``--delay`` seconds, then an ``echo`` tool. ``--runs`` runs are
-started at once and driven to sleep by ``--workers`` ``db_worker`` processes (the default poll
-interval, 1 s, as deployed); then, while every run sleeps and none is due, the idle cost is
-watched: SQL statements per second the workers send (counted in the workers themselves,
-``query_counter.py``) and the CPU they use. Then the runs wake; for each, the wake latency is
-the time from its recorded ``wake_at`` to its recorded ``SleepCompleted``: p50, p95 and max,
-and every run is checked: woken exactly once, never before its ``wake_at``, completed.
+Each run walks a delay of ``--delay`` seconds, then an ``echo`` tool. ``--runs`` runs are started at
+once and driven to sleep by ``--workers`` ``db_worker`` processes (polling their queue at the
+default interval, ``GATEHOUSE_WORKER_POLL_MS``, as deployed); then, while every run sleeps and none
+is due, the idle cost is watched: SQL statements per second the workers send (counted in the workers
+themselves, ``query_counter.py``) and the CPU they use. Then the runs wake; for each, the wake
+latency is the time from its recorded ``wake_at`` to its recorded ``SleepCompleted``: p50, p95 and
+max, and every run is checked: woken exactly once, never before its ``wake_at``, completed.
 
 SQLite by default (a file under a temporary folder); ``--postgres`` on a private PostgreSQL
 (``initdb`` in a temporary folder, loopback port ``GATEHOUSE_BENCH_PG_PORT``, default 55445).
@@ -138,6 +138,7 @@ def measure(
     import django
 
     django.setup()
+    from django.conf import settings
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
     from django.db import connection
@@ -159,7 +160,8 @@ def measure(
     print(
         f"sleeping runs on {where}: {runs:,} runs through a delay of {delay} s"
         f"{f' to {delay + max(offsets)} s' if spread else ''}, "
-        f"{count} worker(s) polling every 1 s; {os.cpu_count()} cores (shared with other work), "
+        f"{count} worker(s) polling every {settings.GATEHOUSE_WORKER_POLL_MS} ms; "
+        f"{os.cpu_count()} cores, "
         f"load average {load()}"
     )
     ids = [
