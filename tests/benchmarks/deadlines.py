@@ -187,8 +187,8 @@ def measure(
     print(
         f"deadlines on {where}: {runs:,} cards escalating at their due times, all within one "
         f"minute from {lead:.0f} s after {workers} worker(s) start; {len(gone)} of their tasks "
-        f"lost (built in {time.monotonic() - started:.0f} s); {os.cpu_count()} cores (shared "
-        f"with other work), load average {load()}"
+        f"lost (built in {time.monotonic() - started:.0f} s); {os.cpu_count()} cores, "
+        f"load average {load()}"
     )
     command = ["manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--verbosity", "0"]
     processes = [

@@ -226,8 +226,8 @@ def measure(where: str) -> bool:
     mine = queue.cards_of(queue.person_of(approver), "mine").count()
     print(
         f"inbox views on {where}: {cards:,} cards across {GATES} gates and {GROUPS} groups, "
-        f"{mine:,} of them Mine (built in {built:.0f} s); {os.cpu_count()} cores (shared with "
-        f"other work), load average {load()}"
+        f"{mine:,} of them Mine (built in {built:.0f} s); {os.cpu_count()} cores, "
+        f"load average {load()}"
     )
     met = True
     for label, who, path in PATHS:
