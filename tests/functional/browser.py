@@ -30,9 +30,12 @@ PASSWORD = "a-browser-test-password-9271"
 
 
 def wait_for_htmx(page: Page) -> None:
-    """Wait until htmx is loaded and no htmx request is in flight or settling."""
+    """Wait until htmx has processed the page (``readyState`` is complete only after
+    ``DOMContentLoaded``, where htmx binds its triggers: ``window.htmx`` exists before that, and
+    a change made then is lost) and no htmx request is in flight or settling."""
     page.wait_for_function(
-        "() => window.htmx !== undefined && window.__htmxInFlight === 0"
+        "() => document.readyState === 'complete'"
+        " && window.htmx !== undefined && window.__htmxInFlight === 0"
         " && document.querySelectorAll('.htmx-request, .htmx-settling, .htmx-swapping')"
         ".length === 0"
     )

@@ -13,6 +13,7 @@ is in flight, and :func:`htmx_settles` waits for the swap a given action causes 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.sqlite3.base import SQLiteCursorWrapper
+from django.db.models.sql import compiler as compilers
 from django.test import override_settings
 from playwright.sync_api import (
     Browser,
@@ -125,6 +127,42 @@ def _statements_wait_for_table_locks() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         for name, original in originals.items():
             patch.setattr(SQLiteCursorWrapper, name, patient(original))
+        yield
+
+
+@pytest.fixture(autouse=True, scope="package")
+def _one_query_at_a_time_on_a_shared_connection() -> Iterator[None]:
+    """The live server's request threads share the test's one in-memory connection (Django's
+    live server does so for SQLite in memory, and warns that two threads querying it at once
+    "may sometimes randomly cause the tests to fail"): a page's event stream reading the inbox
+    count while another request queried gave ``InterfaceError: bad parameter or other API
+    misuse`` and rows read half-written. Each query, from its statement to its last row read
+    (the compiler's ``execute_sql``), holds its connection's lock; a connection of its own
+    (the worker's map items) has a lock of its own, so it never waits for the shared one."""
+    locks: dict[int, threading.RLock] = {}
+    guard = threading.Lock()
+
+    def lock_of(connection: BaseDatabaseWrapper) -> threading.RLock:
+        with guard:
+            return locks.setdefault(id(connection), threading.RLock())
+
+    def one_at_a_time(original: Callable[..., Any]) -> Callable[..., Any]:
+        def execute_sql(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with lock_of(self.connection):
+                return original(self, *args, **kwargs)
+
+        return execute_sql
+
+    with pytest.MonkeyPatch.context() as patch:
+        for compiler in (
+            compilers.SQLCompiler,
+            compilers.SQLInsertCompiler,
+            compilers.SQLDeleteCompiler,
+            compilers.SQLUpdateCompiler,
+            compilers.SQLAggregateCompiler,
+        ):
+            if "execute_sql" in vars(compiler):
+                patch.setattr(compiler, "execute_sql", one_at_a_time(vars(compiler)["execute_sql"]))
         yield
 
 
