@@ -24,11 +24,11 @@ from tests.hostile.processes import (
     Database,
     Watch,
     counting_dot,
-    image_environment,
     manage,
     running,
 )
 from tests.hostile.steps import Corpus, Users
+from tests.load.load_image import image_environment
 from tests.outside_world import serving_counter, write_secret_file
 
 if not Path("/proc/self/status").exists() or not sys.platform.startswith("linux"):

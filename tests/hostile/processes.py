@@ -231,15 +231,6 @@ def image_command() -> list[str]:
     return [PYTHON, "-m", "gunicorn", *command[1:]]
 
 
-def image_environment() -> dict[str, str]:
-    """What the Dockerfile's runtime ``ENV`` sets for the processes' memory (``MALLOC_*``), so
-    that the corpus measures them as the image runs them."""
-    runtime = (ROOT / "Dockerfile").read_text().rsplit("\nFROM ", 1)[-1]
-    found = dict(re.findall(r"\b(MALLOC_[A-Z_]+)=(\S+)", runtime))
-    assert found, "the Dockerfile's runtime stage sets no MALLOC_ variable"
-    return found
-
-
 @dataclass
 class Started:
     """A process the corpus started, with its output in ``log``."""

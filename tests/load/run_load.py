@@ -74,6 +74,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from load_attack_runs import ATTACK_ENVIRONMENT, ATTACKER_USERS
+from load_image import image_environment
 from load_measure import Measurement, RunCounts, recent_runs
 from load_summary import percentile
 
@@ -328,8 +329,9 @@ def private_postgres(directory: Path, port: int, bindir: Path) -> Iterator[str]:
 
 
 def environment(directory: Path, database_url: str) -> dict[str, str]:
-    """The server's environment: production-like, plain HTTP on loopback, static files
-    collected into ``directory`` (a settings module that changes only ``STATIC_ROOT``)."""
+    """The server's environment: production-like (the image's memory settings), plain HTTP on
+    loopback, static files collected into ``directory`` (a settings module that changes only
+    ``STATIC_ROOT``)."""
     settings_dir = directory / "settings"
     settings_dir.mkdir(exist_ok=True)
     (settings_dir / "load_settings.py").write_text(
@@ -351,6 +353,7 @@ def environment(directory: Path, database_url: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="load_settings",
         PYTHONPATH=os.pathsep.join([str(settings_dir), str(ROOT)]),
     )
+    env.update(image_environment())  # as the image runs its processes (MALLOC_ARENA_MAX)
     return env
 
 
@@ -547,7 +550,9 @@ class Caller:
 
 
 class FormFields(HTMLParser):
-    """The fields a form posts: inputs and text areas inside ``<form id=form_id>``."""
+    """The fields a form posts, as a browser posts them: inputs (a checkbox or radio only when
+    checked), text areas, and selects (the selected option, else the first) inside
+    ``<form id=form_id>``."""
 
     def __init__(self, form_id: str) -> None:
         super().__init__()
@@ -555,17 +560,32 @@ class FormFields(HTMLParser):
         self.inside = False
         self.fields: dict[str, str] = {}
         self.textarea: str | None = None
+        self.select: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name: value or "" for name, value in attrs}
         if tag == "form" and values.get("id") == self.form_id:
             self.inside = True
-        elif self.inside and tag == "input" and "name" in values:
-            if values.get("type") not in ("submit", "button", "checkbox", "radio"):
+        elif not self.inside or (tag != "option" and "name" not in values):
+            return
+        elif tag == "input":
+            kind = values.get("type")
+            if kind in ("checkbox", "radio"):
+                if "checked" in values:
+                    self.fields[values["name"]] = values.get("value", "on")
+            elif kind not in ("submit", "button"):
                 self.fields[values["name"]] = values.get("value", "")
-        elif self.inside and tag == "textarea" and "name" in values:
+        elif tag == "textarea":
             self.textarea = values["name"]
             self.fields[self.textarea] = ""
+        elif tag == "select":
+            self.select = values["name"]
+        elif (
+            tag == "option"
+            and self.select is not None
+            and ("selected" in values or self.select not in self.fields)
+        ):
+            self.fields[self.select] = values.get("value", "")
 
     def handle_data(self, data: str) -> None:
         if self.textarea is not None:
@@ -574,6 +594,8 @@ class FormFields(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "textarea":
             self.textarea = None
+        elif tag == "select":
+            self.select = None
         elif tag == "form":
             self.inside = False
 
@@ -663,7 +685,7 @@ def open_editor(shared: Shared, username: str, slug: str, gate_id: str) -> dict[
     html = page.text
     csrf = CSRF_HEADER.search(html)
     fields = form_fields(html, "node-form")
-    if csrf is None or "revision" not in fields or "approval_schema" not in fields:
+    if csrf is None or "revision" not in fields or "approval_schema-mode" not in fields:
         shared.setup_errors.append(f"{username}: the node form of {gate_id} was not found")
         return None
     shown = {
