@@ -400,17 +400,25 @@ class Services:
         ]
 
     def log_problems(self) -> list[str]:
-        """Tracebacks and errors the servers logged (a client may never see them)."""
+        """Tracebacks and errors the servers logged (a client may never see them), each
+        process's first with the 40 lines after it (its traceback: the logs go with the run's
+        temporary folder)."""
         found = []
         for name, _, log in self.processes:
             text = log.read_text(errors="replace") if log.exists() else ""
-            lines = [
-                line
-                for line in text.splitlines()
+            lines = text.splitlines()
+            marked = [
+                number
+                for number, line in enumerate(lines)
                 if any(mark in line for mark in ("Traceback", "ERROR", "CRITICAL"))
             ]
-            if lines:
-                found.append(f"{name} logged {len(lines)} errors, the first: {lines[0][:200]}")
+            if marked:
+                first = marked[0]
+                after = "\n    ".join(line[:300] for line in lines[first + 1 : first + 41])
+                found.append(
+                    f"{name} logged {len(marked)} errors, the first: {lines[first][:200]}"
+                    f"\n    {after}"
+                )
         return found
 
     def stop(self) -> None:
