@@ -35,6 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from django_setup import worker_environment  # noqa: E402
 
 from tests.private_postgres import postgres_available, private_postgres  # noqa: E402
 
@@ -56,21 +59,6 @@ GRAPH = {
     ],
     "edges": [{"from": "write", "to": "review"}, {"from": "review", "to": "publish"}],
 }
-
-
-def environment(directory: Path, url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL_FILE",)}
-    env.update(
-        DJANGO_SETTINGS_MODULE="editor.settings",
-        DEBUG="false",
-        SECRET_KEY="benchmark-only-secret-key-" + "x" * 30,
-        ALLOWED_HOSTS="127.0.0.1",
-        GATEHOUSE_VAR_DIR=str(directory),
-        GATEHOUSE_LOG_LEVEL="WARNING",
-        DATABASE_URL=url,
-        PYTHONPATH=str(ROOT),
-    )
-    return env
 
 
 def load() -> str:
@@ -258,16 +246,15 @@ def main() -> None:
         folder = Path(name)
         options = (arguments.runs, arguments.workers, arguments.lead, arguments.lost)
         if arguments.sqlite:
-            measure(
-                environment(folder, f"sqlite:///{folder / 'bench.sqlite3'}"), *options, "SQLite"
-            )
+            sqlite = f"sqlite:///{folder / 'bench.sqlite3'}"
+            measure(worker_environment(folder, sqlite), *options, "SQLite")
             return
         if not postgres_available():
             print("-- skipped: no PostgreSQL server binaries here")
             return
         port = int(os.environ.get("GATEHOUSE_BENCH_PG_PORT", "55447"))
         with private_postgres(port, prefix="gatehouse-bench-deadlines-pg-") as server:
-            measure(environment(folder, server.url), *options, "PostgreSQL")
+            measure(worker_environment(folder, server.url), *options, "PostgreSQL")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,27 @@ import os
 import warnings
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def worker_environment(directory: Path, url: str, **extra: str) -> dict[str, str]:
+    """The environment of the processes a benchmark starts (``db_worker``, and Django in the
+    benchmark when it sets itself up from it): production-like settings on ``url``, files
+    under ``directory``, and ``extra`` on top."""
+    env = {name: value for name, value in os.environ.items() if name != "DATABASE_URL_FILE"}
+    env.update(
+        DJANGO_SETTINGS_MODULE="editor.settings",
+        DEBUG="false",
+        SECRET_KEY="benchmark-only-secret-key-" + "x" * 30,
+        ALLOWED_HOSTS="127.0.0.1",
+        GATEHOUSE_VAR_DIR=str(directory),
+        GATEHOUSE_LOG_LEVEL="WARNING",
+        DATABASE_URL=url,
+        PYTHONPATH=str(ROOT),
+        **extra,
+    )
+    return env
+
 
 def setup_django(
     directory: Path, *, database: str = "bench.sqlite3", respect_url: bool = False

@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from django_setup import worker_environment  # noqa: E402
+
 from tests.private_postgres import postgres_available, private_postgres  # noqa: E402
 
 TOOLS = ("fetch", "score", "store")
@@ -49,22 +51,6 @@ EXPECTED = [
 ]
 #: Seconds any round may take before the benchmark gives up (a hang, not slowness).
 BOUND = 1800.0
-
-
-def environment(directory: Path, url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL_FILE",)}
-    env.update(
-        DJANGO_SETTINGS_MODULE="editor.settings",
-        DEBUG="false",
-        SECRET_KEY="benchmark-only-secret-key-" + "x" * 30,
-        ALLOWED_HOSTS="127.0.0.1",
-        GATEHOUSE_VAR_DIR=str(directory),
-        GATEHOUSE_LOG_LEVEL="WARNING",
-        GATEHOUSE_TOOL_MODULES="tests.benchmarks.wait_tools",
-        DATABASE_URL=url,
-        PYTHONPATH=str(ROOT),
-    )
-    return env
 
 
 def start_runs(count: int, digest: str, operator: Any) -> list[str]:
@@ -258,7 +244,14 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="gatehouse-bench-workers-") as folder,
         private_postgres(port, prefix="gatehouse-bench-workers-pg-") as server,
     ):
-        measure(environment(Path(folder), server.url), server.data, arguments.runs, counts)
+        measure(
+            worker_environment(
+                Path(folder), server.url, GATEHOUSE_TOOL_MODULES="tests.benchmarks.wait_tools"
+            ),
+            server.data,
+            arguments.runs,
+            counts,
+        )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from django_setup import worker_environment  # noqa: E402
 
 from tests.private_postgres import postgres_available, private_postgres  # noqa: E402
+
+# One operator starts every run: past the hourly rate (1,000 by default) for --runs 10000,
+# which this benchmark does not measure.
+UNMEASURED_RATE = {"GATEHOUSE_RATE_RUNS_PER_HOUR": "1000000"}
 
 COUNTER = Path(__file__).with_name("query_counter.py")
 #: Seconds any phase may take before the benchmark gives up (a hang, not slowness).
@@ -57,24 +64,6 @@ def graph(delay: int) -> dict[str, Any]:
         ],
         "edges": [{"from": "cooloff", "to": "publish"}],
     }
-
-
-def environment(directory: Path, url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL_FILE",)}
-    env.update(
-        DJANGO_SETTINGS_MODULE="editor.settings",
-        DEBUG="false",
-        SECRET_KEY="benchmark-only-secret-key-" + "x" * 30,
-        ALLOWED_HOSTS="127.0.0.1",
-        GATEHOUSE_VAR_DIR=str(directory),
-        GATEHOUSE_LOG_LEVEL="WARNING",
-        DATABASE_URL=url,
-        PYTHONPATH=str(ROOT),
-        # One operator starts every run: past the hourly rate (1,000 by default) for --runs
-        # 10000, which this benchmark does not measure.
-        GATEHOUSE_RATE_RUNS_PER_HOUR="1000000",
-    )
-    return env
 
 
 def cpu_seconds(pid: int) -> float:
@@ -271,7 +260,7 @@ def main() -> None:
         folder = Path(name)
         if not arguments.postgres:
             url = f"sqlite:///{folder / 'bench.sqlite3'}"
-            env = environment(folder, url)
+            env = worker_environment(folder, url, **UNMEASURED_RATE)
             measure(
                 env,
                 folder,
@@ -287,7 +276,7 @@ def main() -> None:
             return
         port = int(os.environ.get("GATEHOUSE_BENCH_PG_PORT", "55445"))
         with private_postgres(port, prefix="gatehouse-bench-sleeping-pg-") as server:
-            env = environment(folder, server.url)
+            env = worker_environment(folder, server.url, **UNMEASURED_RATE)
             measure(
                 env,
                 folder,
