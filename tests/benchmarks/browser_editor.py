@@ -28,6 +28,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from django_setup import setup_django  # this folder, put on sys.path by running it
@@ -139,6 +141,40 @@ def server_environment(directory: Path) -> dict[str, str]:
     return environment
 
 
+def collect_static(environment: dict[str, str]) -> None:
+    """``collectstatic`` into the ``STATIC_ROOT`` of :func:`server_environment`, as a
+    deployment does before gunicorn serves the pages."""
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--no-input", "--verbosity", "0"],
+        cwd=ROOT,
+        env=environment,
+        check=True,
+    )
+
+
+@contextmanager
+def db_worker(environment: dict[str, str], *options: str, quiet: bool = False) -> Iterator[None]:
+    """A ``db_worker`` driving the runs (``options`` added to its command; ``quiet``: its log
+    discarded), stopped on exit."""
+    output = subprocess.DEVNULL if quiet else None
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "db_worker", "--no-reload", *options],
+        cwd=ROOT,
+        env=environment,
+        stdout=output,
+        stderr=output,
+    )
+    try:
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def measure(port: int, drafts: dict[int, tuple[str, str]], session: str, edits: int) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -194,12 +230,7 @@ def main() -> None:
         directory = Path(temporary)
         drafts, session = prepare(directory)
         environment = server_environment(directory)
-        subprocess.run(
-            [sys.executable, "manage.py", "collectstatic", "--no-input", "--verbosity", "0"],
-            cwd=ROOT,
-            env=environment,
-            check=True,
-        )
+        collect_static(environment)
         port = free_port()
         with gunicorn(environment, port):
             measure(port, drafts, session, arguments.edits)

@@ -26,14 +26,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from browser_editor import CHROMIUM, percentiles, server_environment
+from browser_editor import CHROMIUM, collect_static, db_worker, percentiles, server_environment
 from django_setup import setup_django  # this folder, put on sys.path by running it
 from http_validate import HOST, free_port, gunicorn
 
@@ -104,35 +101,6 @@ def prepare(directory: Path) -> tuple[str, str]:
     return slug, client.cookies["sessionid"].value
 
 
-@contextmanager
-def worker(environment: dict[str, str], interval: str) -> Iterator[None]:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "db_worker",
-            "--no-reload",
-            "--no-startup-delay",
-            "--interval",
-            interval,
-        ],
-        cwd=ROOT,
-        env=environment,
-        # Its log says a line per task; the figures are what this prints.
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def measure(port: int, slug: str, session: str, runs: int, interval: str) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -176,12 +144,7 @@ def main() -> None:
         directory = Path(temporary)
         slug, session = prepare(directory)
         environment = server_environment(directory)
-        subprocess.run(
-            [sys.executable, "manage.py", "collectstatic", "--no-input", "--verbosity", "0"],
-            cwd=ROOT,
-            env=environment,
-            check=True,
-        )
+        collect_static(environment)
         port = free_port()
         print(
             f"browser: Test run to the canvas painted, ms (Chromium, a {NODES}-node echo chain, "
@@ -189,7 +152,10 @@ def main() -> None:
         )
         with gunicorn(environment, port):
             for interval in INTERVALS:
-                with worker(environment, interval):
+                # Its log says a line per task; the figures are what this prints.
+                with db_worker(
+                    environment, "--no-startup-delay", "--interval", interval, quiet=True
+                ):
                     measure(port, slug, session, arguments.runs, interval)
 
 

@@ -27,15 +27,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from browser_editor import server_environment  # this folder, put on sys.path by running it
+from browser_editor import (  # this folder, put on sys.path by running it
+    collect_static,
+    db_worker,
+    server_environment,
+)
 from django_setup import setup_django
 from http_validate import HOST, free_port, gunicorn
 
@@ -109,23 +110,6 @@ def prepare(directory: Path) -> str:
     client = Client()
     client.force_login(user)
     return client.cookies["sessionid"].value
-
-
-@contextmanager
-def worker(environment: dict[str, str]) -> Iterator[None]:
-    """A ``db_worker`` driving the runs, stopped on exit."""
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "db_worker", "--no-reload"], cwd=ROOT, env=environment
-    )
-    try:
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def node(person: Counted, node_id: str) -> None:
@@ -230,14 +214,9 @@ def main() -> None:
         directory = Path(temporary)
         session = prepare(directory)
         environment = server_environment(directory)
-        subprocess.run(
-            [sys.executable, "manage.py", "collectstatic", "--no-input", "--verbosity", "0"],
-            cwd=ROOT,
-            env=environment,
-            check=True,
-        )
+        collect_static(environment)
         port = free_port()
-        with gunicorn(environment, port), worker(environment):
+        with gunicorn(environment, port), db_worker(environment):
             measure(port, session, arguments.before)
 
 
