@@ -38,7 +38,7 @@ from http_validate import HOST, free_port, gunicorn
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-SIZES = (9, 100, 300, 500)
+SIZES = (10, 100, 300, 500)
 WARM_UP = 2
 
 # Change the field as typing does (one input event), then resolve with the milliseconds from
