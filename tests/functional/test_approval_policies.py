@@ -21,38 +21,7 @@ from editor.services import documents, runs
 from editor.tasks import drive_run
 from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import make_user, sign_in, wait_for_htmx
-
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "approved": {"type": "boolean", "title": "Approve the refund"},
-        "note": {"type": "string", "title": "Note"},
-    },
-    "required": ["approved"],
-}
-
-#: check (echo) → refund_review (gate) → pay (echo).
-REFUND = {
-    "schema_version": 1,
-    "nodes": [
-        {"kind": "tool", "payload": {"id": "check", "tool": "echo"}},
-        {
-            "kind": "gate",
-            "payload": {
-                "id": "refund_review",
-                "name": "Refund review",
-                "prompt": "Refund this customer?",
-                "approval_schema": SCHEMA,
-            },
-        },
-        {"kind": "tool", "payload": {"id": "pay", "tool": "echo"}},
-    ],
-    "edges": [{"from": "check", "to": "refund_review"}, {"from": "refund_review", "to": "pay"}],
-}
-
-
-def card_of(page: Page, run_id: str) -> Any:
-    return page.locator(f'article.inbox-card[id^="card-{run_id}-"]')
+from tests.functional.refund import REFUND, card_of
 
 
 def test_a_quorum_of_two_keeps_the_starter_out_and_both_votes_show_in_the_decision_log(

@@ -27,33 +27,8 @@ from editor.services.documents import approvals
 from editor.tasks import drive_run
 from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import make_user, running_worker, sign_in, wait_for_htmx
+from tests.functional.refund import REFUND, card_of
 
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "approved": {"type": "boolean", "title": "Approve the refund"},
-        "note": {"type": "string", "title": "Note"},
-    },
-    "required": ["approved"],
-}
-#: check (echo) → refund_review (gate) → pay (echo).
-REFUND = {
-    "schema_version": 1,
-    "nodes": [
-        {"kind": "tool", "payload": {"id": "check", "tool": "echo"}},
-        {
-            "kind": "gate",
-            "payload": {
-                "id": "refund_review",
-                "name": "Refund review",
-                "prompt": "Refund this customer?",
-                "approval_schema": SCHEMA,
-            },
-        },
-        {"kind": "tool", "payload": {"id": "pay", "tool": "echo"}},
-    ],
-    "edges": [{"from": "check", "to": "refund_review"}, {"from": "refund_review", "to": "pay"}],
-}
 #: A due time acted on by the worker, then shown by the page's stream.
 DEADLINE_TIMEOUT = 20_000
 
@@ -87,10 +62,6 @@ def waiting(
         assert drive_run.call(run_id) == "suspended"
         made.append(run_id)
     return made
-
-
-def card_of(page: Page, run_id: str) -> Any:
-    return page.locator(f'article.inbox-card[id^="card-{run_id}-"]')
 
 
 def as_user(page: Page, context: BrowserContext, user: User, url: str, path: str) -> None:
