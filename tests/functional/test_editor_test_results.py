@@ -19,31 +19,7 @@ from editor.tasks import drive_run
 from editor.templatetags.gatehouse import short_run
 from tests.functional.accessibility import assert_accessible
 from tests.functional.browser import htmx_settles, running_worker, wait_for_htmx
-
-#: ask (echo) → pick (branch: `big` when n > 10, else `small`) → big (echo) | small (echo).
-BRANCHING = {
-    "schema_version": 1,
-    "nodes": [
-        {"kind": "tool", "payload": {"id": "ask", "tool": "echo"}},
-        {
-            "kind": "branch",
-            "payload": {
-                "id": "pick",
-                "cases": [
-                    {"name": "big", "when": {"kind": "expression", "value": "n > 10"}},
-                    {"name": "small", "when": {"kind": "expression", "value": "true"}},
-                ],
-            },
-        },
-        {"kind": "tool", "payload": {"id": "big", "tool": "echo"}},
-        {"kind": "tool", "payload": {"id": "small", "tool": "echo"}},
-    ],
-    "edges": [
-        {"from": "ask", "to": "pick"},
-        {"from": "pick", "to": "big", "label": "big"},
-        {"from": "pick", "to": "small", "label": "small"},
-    ],
-}
+from tests.integration.api.running import BRANCHING
 
 WORKER_TIMEOUT = 20_000
 

@@ -18,37 +18,12 @@ from editor.models import Run
 from editor.services import documents
 from editor.services.runs import test_nodes, test_runs
 from tests.integration.api.callers import make_user
-from tests.integration.api.running import drive
+from tests.integration.api.running import BRANCHING, drive
 from tests.integration.runs.fork_tools import WRITING
 
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HX-Request": "true"}
-
-#: ask (echo) → pick (branch: `big` when n > 10, else `small`) → big (echo) | small (echo).
-BRANCHING = {
-    "schema_version": 1,
-    "nodes": [
-        {"kind": "tool", "payload": {"id": "ask", "tool": "echo"}},
-        {
-            "kind": "branch",
-            "payload": {
-                "id": "pick",
-                "cases": [
-                    {"name": "big", "when": {"kind": "expression", "value": "n > 10"}},
-                    {"name": "small", "when": {"kind": "expression", "value": "true"}},
-                ],
-            },
-        },
-        {"kind": "tool", "payload": {"id": "big", "tool": "echo"}},
-        {"kind": "tool", "payload": {"id": "small", "tool": "echo"}},
-    ],
-    "edges": [
-        {"from": "ask", "to": "pick"},
-        {"from": "pick", "to": "big", "label": "big"},
-        {"from": "pick", "to": "small", "label": "small"},
-    ],
-}
 
 
 @pytest.fixture

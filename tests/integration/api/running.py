@@ -31,6 +31,31 @@ ECHO_CHAIN = {
     "edges": [{"from": "write", "to": "publish"}],
 }
 
+#: ask (echo) → pick (branch: `big` when n > 10, else `small`) → big (echo) | small (echo).
+BRANCHING = {
+    "schema_version": 1,
+    "nodes": [
+        {"kind": "tool", "payload": {"id": "ask", "tool": "echo"}},
+        {
+            "kind": "branch",
+            "payload": {
+                "id": "pick",
+                "cases": [
+                    {"name": "big", "when": {"kind": "expression", "value": "n > 10"}},
+                    {"name": "small", "when": {"kind": "expression", "value": "true"}},
+                ],
+            },
+        },
+        {"kind": "tool", "payload": {"id": "big", "tool": "echo"}},
+        {"kind": "tool", "payload": {"id": "small", "tool": "echo"}},
+    ],
+    "edges": [
+        {"from": "ask", "to": "pick"},
+        {"from": "pick", "to": "big", "label": "big"},
+        {"from": "pick", "to": "small", "label": "small"},
+    ],
+}
+
 APPROVAL_SCHEMA = {
     "type": "object",
     "properties": {"approved": {"type": "boolean"}, "note": {"type": "string"}},
