@@ -26,12 +26,18 @@ from editor.services import installation
 from tests.fake_anthropic import FakeAnthropic
 from tests.integration.api.callers import Caller, bearer_caller
 from tests.integration.mcp.servers import EXAMPLES
+from tests.reference_examples import needs_examples
 
-pytestmark = pytest.mark.django_db
 #: The runs' tests: a worker takes the run from the queue once its start has committed.
 committed = pytest.mark.django_db(transaction=True)
 
 REFINE = EXAMPLES / "refine"
+
+pytestmark = [
+    pytest.mark.django_db,
+    needs_examples(*(REFINE / name for name in ("refine-notice.json", "model-script.json"))),
+]
+
 #: What the reference's README gives for ``salvor agent hash agents/tailor.toml``.
 TAILOR_HASH = "sha256:6f92dceb3f50d6f86a8cdbe947a7a5c9fbd3944ff72b1afa02fe01228fd36714"
 BOUND_MESSAGE = (

@@ -17,6 +17,7 @@ import pytest
 
 from editor.graph import MalformedDocument, graph_hash, parse_document, validate_document, wire_json
 from editor.graph.model import DelayNode, FoldNode
+from tests.reference_examples import EXAMPLES, needs_examples
 from tests.unit.test_validation import assert_exactly
 
 CASES: dict[str, Any] = json.loads(
@@ -24,16 +25,8 @@ CASES: dict[str, Any] = json.loads(
 )
 PARSED = [case for case in CASES["parse"] if "wire" in case]
 MALFORMED = [case for case in CASES["parse"] if "malformed" in case]
-#: The reference's ``examples/refine/refine-notice.json``, read where it is (beside the checkout,
-#: as ``.ci/run`` has it; a worktree may sit one level deeper), never copied in.
-REFINE = next(
-    (
-        folder / "shared" / "reference" / "examples" / "refine" / "refine-notice.json"
-        for folder in Path(__file__).resolve().parents[2].parents
-        if (folder / "shared" / "reference" / "examples").is_dir()
-    ),
-    Path(__file__).resolve().parents[3] / "shared/reference/examples/refine/refine-notice.json",
-)
+#: The reference's ``examples/refine/refine-notice.json``, read where it is, never copied in.
+REFINE = EXAMPLES / "refine" / "refine-notice.json"
 #: The SHA-256 of its canonical form (sorted keys, compact): the reference's README gives the
 #: agent's hash only, so the test also derives it with the standard library alone.
 REFINE_HASH = "sha256:6dcf5883b2a812bd56b7b3a33afd39152e09b980510a97cbc92e942f6f57050a"
@@ -92,6 +85,7 @@ def test_the_models_carry_the_new_fields() -> None:
     assert fold.on_bound == "fail"
 
 
+@needs_examples(REFINE)
 def test_the_reference_refine_notice_example_parses_validates_and_hashes() -> None:
     text = REFINE.read_bytes()
     body = validate_document(text)

@@ -9,6 +9,7 @@ from typing import Any
 from editor.engine import ANSWER_TOOL, ModelReply, ModelRequest, ToolCall, Usage
 from editor.graph import AgentDefinition, Graph, agent_def_hash, parse_document
 from editor.graph.model import AgentNode
+from tests.reference_examples import needs_examples
 from tests.unit.engine.harness import Harness, Recorder, graph
 from tests.unit.test_format_0_10 import REFINE
 
@@ -237,6 +238,7 @@ def refine(h: Harness, desk: Desk) -> Graph:
     return parse_document(json.dumps(raw))
 
 
+@needs_examples(REFINE)
 def test_the_refine_example_converges_on_the_pass_whose_answer_clears_the_threshold(
     h: Harness,
 ) -> None:
@@ -258,6 +260,7 @@ def test_the_refine_example_converges_on_the_pass_whose_answer_clears_the_thresh
     assert len(desk.requests) == 2
 
 
+@needs_examples(REFINE)
 def test_the_refine_example_fails_at_its_bound_when_no_answer_clears_it(h: Harness) -> None:
     desk = Desk(
         {
