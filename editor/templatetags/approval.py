@@ -1,35 +1,29 @@
-"""The inbox card's generated parts (spec 06, *Approval inbox*), ``{% load approval %}``:
+"""A gate's generated approval form (spec 06, *Approval inbox*), ``{% load approval %}``:
 
-* ``{% approval_field field card.card_id %}``: one field of a gate's approval form (label,
-  marks, control, help and errors), from the plain description ``presentation.approval_forms``
-  gives (a :class:`FieldView`);
-* ``{% approval_decision field card.card_id %}``: the decision's two buttons;
-* ``{% card_head item %}`` and ``{% card_waiting card %}``: a card's graph and run line, and a
-  waiting card's title, age, prompt and value (budget and reconciliation cards: their facts);
-* ``{% card_state card %}``: a card's due time and badge, what its gate still needs and from
-  whom, its escalation, its claim with the button that takes or gives it up, and the box that
-  selects it to be decided with others of its gate (``docs/inbox.md``);
+* ``{% approval_field field prefix %}``: one field of the form (label, marks, control, help and
+  errors), from the plain description ``presentation.approval_forms`` gives (a
+  :class:`FieldView`);
+* ``{% approval_decision field prefix %}``: the decision's two buttons;
+* ``{% approval_form_body form prefix note %}``: the form between its hidden inputs and its
+  buttons (:func:`form_body`; an inbox card's form is ``{% load inbox_card %}``'s);
 * ``{{ item.reason|markdown }}``: the gate's prompt as sanitised Markdown (``rich_text``);
 * ``{{ item.value|value_view }}``: the value at the gate as text or a tree (``value_view``).
 
-The fields are built in Python rather than by the card's template: the inbox's first page shows
-50 cards, and the template's per-field conditionals were most of its server time. Every value
-is escaped with :func:`html.escape` (``quote=True``: the escaping Django's own ``escape``
-applies), and the markup is the one the template had.
+The forms are built in Python rather than by templates: the inbox's first page shows 50 cards,
+and the template's per-field conditionals were most of its server time. Every value is escaped
+with :func:`html.escape` (``quote=True``: the escaping Django's own ``escape`` applies), and the
+markup is the one the templates had.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from html import escape
 from typing import Any
 
 from django import template
-from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timesince import timesince
 
-from editor.graph import hex_digits, short_hash
+from editor.presentation.approval_forms import ApprovalForm
 from editor.presentation.fields import FieldView
 from editor.presentation.rich_text import markdown_html
 from editor.presentation.value_view import value_html
@@ -184,193 +178,63 @@ def approval_decision(field: FieldView, card_id: str) -> SafeString:
     return mark_safe(f'<div class="field approval-decision">{body}</div>')
 
 
-def _time(moment: datetime, text: str) -> str:
-    return f'<time datetime="{escape(moment.isoformat())}" data-local-time>{escape(text)}</time>'
+#: A form with decision buttons gets this first: Enter in a text field presses the form's
+#: default button, which must not pick a decision, so it is this disabled one.
+_IMPLICIT_SUBMIT = (
+    '<button type="submit" class="implicit-submit" disabled hidden aria-hidden="true" '
+    'tabindex="-1"></button>'
+)
 
 
-def _names(names: Any) -> str:
-    return ", ".join(f"<em>{escape(str(name))}</em>" for name in names)
-
-
-def _deadline(item: Any) -> str:
-    due = item.due_at
-    if due is None:
-        return ""
-    badge = ""
-    if item.overdue:
-        badge = '<span class="badge overdue">Overdue</span> '
-    elif item.due_soon:
-        badge = '<span class="badge due-soon">Due soon</span> '
-    words = item.due_words
-    text = f'{badge}<time datetime="{escape(due.isoformat())}" title="{escape(due.isoformat())}">'
-    text += f"{escape(words[:1].upper() + words[1:])}</time>"
-    escalated = item.escalated_moment
-    if item.escalated_at:
-        text += f" · escalated from {_names(item.escalated_from)}"
-        if escalated is not None:
-            text += " at " + _time(escalated, escalated.strftime("%Y-%m-%d %H:%M UTC"))
-    return f'<p class="deadline">{text}</p>'
-
-
-def _needs(item: Any) -> str:
-    needs = item.needs
-    if needs is None or not (needs.counted or needs.names):
-        return ""
-    text = ""
-    if needs.counted:
-        voters = f" ({escape(item.voters)})" if item.votes else ""
-        text = f"{escape(needs.counted)}{voters}, {escape(needs.more)}"
+def form_body(
+    form: ApprovalForm, prefix: str, *, schema_text: str = "", comment_note: str = "optional"
+) -> str:
+    """A gate's approval form between its hidden inputs and its buttons: the default button
+    that Enter presses, the errors of no field, the fields (or the JSON of a schema too rich
+    for fields, with ``schema_text`` to show beside it) and the comment (``comment_note``
+    beside its label), unless the schema has a comment of its own."""
+    prefix = escape(prefix)
+    parts = [_IMPLICIT_SUBMIT] if form.decision else []
+    focus_general = form.focus_general
+    for index, message in enumerate(form.errors):
+        focus = ' tabindex="-1" autofocus' if index == 0 and focus_general else ""
+        parts.append(f'<p class="field-error" role="alert"{focus}>{escape(message)}</p>')
+    if form.is_fallback:
+        source = '<span class="source">proposed</span>' if form.json_source == "proposed" else ""
+        invalid = (
+            f' aria-invalid="true" aria-describedby="{prefix}-json-error" autofocus'
+            if form.json_errors
+            else ""
+        )
+        schema = (
+            '<details class="help"><summary>The schema it must match</summary>'
+            f'<pre class="json-view" tabindex="0">{escape(schema_text)}</pre></details>'
+            if schema_text
+            else ""
+        )
+        errors = "".join(
+            f'<p class="field-error" id="{prefix}-json-error">{escape(message)}</p>'
+            for message in form.json_errors
+        )
+        parts.append(
+            f'<div class="field"><label for="{prefix}-approval">Approval (JSON)</label>{source}'
+            f'<textarea id="{prefix}-approval" name="approval-json" rows="6" class="json-input"'
+            f"{invalid}>{escape(form.json_text)}</textarea>{schema}{errors}</div>"
+        )
     else:
-        text = escape(needs.more[:1].upper() + needs.more[1:])
-    if needs.names:
-        text += f" from {_names(needs.names)}"
-    return f'<p class="quorum">{text}.</p>'
-
-
-def _claim(card: Any, item: Any) -> str:
-    if not item.claimed_by:
-        return ""
-    until = ""
-    if item.claim_until is not None:
-        until = " (until " + _time(item.claim_until, item.claim_until.strftime("%H:%M UTC")) + ")"
-    if card.claimed_by_viewer:
-        return f'<p class="claim" role="status">You are on it{until}.</p>'
-    warning = ": you may still decide it, but check with them first" if card.may_resolve else ""
-    return (
-        f'<p class="claim claim-other" role="status"><strong>{escape(item.claimed_by)}</strong>'
-        f" is on it{warning}{until}.</p>"
-    )
-
-
-def _claim_form(card: Any, item: Any, csrf_token: str) -> str:
-    mine = card.claimed_by_viewer
-    if not mine and not (card.may_resolve and not card.claimed_by_other):
-        return ""
-    claim_url = reverse("inbox_claim", args=[item.run])
-    action = reverse("inbox_release", args=[item.run]) if mine else claim_url
-    renew = f' data-claim-renew="{escape(claim_url)}"' if mine else ""
-    scope = (
-        f'<input type="hidden" name="scope" value="{escape(card.scope_json)}">'
-        if item.scope
-        else ""
-    )
-    label = "Release" if mine else "I'm on it"
-    return (
-        f'<form class="claim-form" method="post" action="{escape(action)}" '
-        f'hx-post="{escape(action)}"{renew}>'
-        f'<input type="hidden" name="csrfmiddlewaretoken" value="{escape(csrf_token)}">'
-        f'<input type="hidden" name="node" value="{escape(item.node)}">'
-        f'<input type="hidden" name="seq" value="{item.seq}">{scope}'
-        f'<button type="submit" class="button small secondary">{label}</button></form>'
-    )
-
-
-def _select(card: Any, item: Any) -> str:
-    if not card.selectable:
-        return ""
-    box = escape(f"{card.card_id}-select")
-    return (
-        f'<p class="select-card"><input type="checkbox" id="{box}" name="card" '
-        f'value="{escape(item.run)}:{item.seq}" form="bulk-select"> <label for="{box}">'
-        f"Select to decide with other cards of <code>{escape(item.node)}</code></label></p>"
-    )
-
-
-@register.simple_tag(takes_context=True)
-def card_state(context: Any, card: Any) -> SafeString:
-    """A waiting card's due time, needs, escalation and claim, its claim's button and its
-    selection box, built here rather than by the card's template (50 cards a page)."""
-    item = card.item
-    notice = f'<p class="notice" role="alert">{escape(card.notice)}</p>' if card.notice else ""
-    parts = [
-        _deadline(item),
-        _needs(item),
-        _claim(card, item),
-        notice,
-        _claim_form(card, item, str(context.get("csrf_token") or "")),
-        _select(card, item),
-    ]
-    # Every piece above is constant markup or escaped text.
-    return mark_safe("".join(parts))
-
-
-#: How many characters of a run's id stand for it where people read it (``short_run``).
-_SHORT_RUN = 8
+        parts.extend(approval_field(field, prefix) for field in form.shown_fields)
+    if not form.comment_key:
+        parts.append(
+            f'<div class="field"><label for="{prefix}-comment">Comment <span class="muted">'
+            f"({escape(comment_note)})</span></label>"
+            f'<textarea id="{prefix}-comment" name="comment" rows="2" maxlength="2000">'
+            f"{escape(form.comment)}</textarea></div>"
+        )
+    return "\n".join(parts)
 
 
 @register.simple_tag
-def card_head(item: Any) -> SafeString:
-    """The line above a card: its document and version, graph and run, linked."""
-    document = ""
-    if item.document_title:
-        version = f" v{item.version}" if item.version else ""
-        document = f"{escape(item.document_title)}{version} · "
-    graph = reverse("graph", args=[hex_digits(str(item.graph_hash))])
-    run = reverse("run", args=[item.run])
-    return mark_safe(
-        f'<p class="inbox-graph">\n    {document}<a href="{escape(graph)}" '
-        f'title="{escape(item.graph_hash)}"><code>{escape(short_hash(str(item.graph_hash)))}'
-        f'</code></a>\n    · <a href="{escape(run)}">run <code>{escape(item.run[:_SHORT_RUN])}'
-        "</code></a>\n  </p>"
-    )
-
-
-def _title(card: Any, item: Any) -> str:
-    name = escape(item.display_name)
-    if item.kind == "budget":
-        name = f"Budget exceeded at {name}"
-    elif item.kind != "gate":
-        name = f"Unknown outcome at {name}"
-    node = f' <code class="node-id">{escape(item.node)}</code>' if item.node_name else ""
-    return f'<h2 id="{escape(card.card_id)}-title">\n    {name}{node}\n  </h2>'
-
-
-def _waited(item: Any) -> str:
-    since = item.waiting_since
-    text = f"Waiting for {escape(timesince(since))}" if since is not None else "Waiting"
-    if item.waiting_since_iso:
-        text += (
-            f', since <time datetime="{escape(item.waiting_since_iso)}" data-local-time>'
-            f"{escape(item.waiting_since_text)} UTC</time>"
-        )
-    return f'<p class="waited">{text}</p>'
-
-
-def _facts(card: Any, item: Any) -> str:
-    card_id = escape(card.card_id)
-    if item.kind == "gate":
-        prompt = ""
-        if item.reason:
-            prompt = f'<div class="prompt">{markdown(item.reason)}</div>'
-        return (
-            f'{prompt}<div class="value-head"><p class="label" id="{card_id}-value-label">'
-            f'Value at the gate</p><button type="button" class="button small secondary" '
-            f'data-copy="{card_id}-json" hidden>Copy JSON</button></div>'
-            f'<div class="value-view" tabindex="0" role="group" '
-            f'aria-labelledby="{card_id}-value-label">{value_html(item.value)}</div>'
-            f'<details class="value-json"><summary>JSON</summary><pre class="json-view" '
-            f'id="{card_id}-json" tabindex="0">{escape(item.value_text)}</pre></details>'
-        )
-    if item.kind == "budget":
-        budget = item.budget or {}
-        return (
-            f"<p>The <strong>{escape(str(budget.get('kind', '')))}</strong> budget of "
-            f"{escape(str(budget.get('limit', '')))} was crossed: "
-            f"{escape(str(item.observed))} observed.</p>"
-        )
-    return (
-        f"<p>The write tool <code>{escape(str(item.tool))}</code> was cut off (call "
-        f"{escape(str(item.call))}): whether it happened is unknown. Record what it returned, "
-        'or run it again.</p><p class="label">Its input</p>'
-        f'<pre class="json-view" tabindex="0">{escape(item.tool_input_text)}</pre>'
-    )
-
-
-@register.simple_tag(takes_context=True)
-def card_waiting(context: Any, card: Any) -> SafeString:
-    """A waiting card's title, age, state (:func:`card_state`) and what it waits about: a
-    gate's prompt and value, a budget's or a cut-off write's facts."""
-    item = card.item
-    parts = [_title(card, item), _waited(item), card_state(context, card), _facts(card, item)]
-    # Every piece above is constant markup, escaped text, or the sanitised prompt and value.
-    return mark_safe("\n  ".join(parts))
+def approval_form_body(form: ApprovalForm, prefix: str, comment_note: str) -> SafeString:
+    """:func:`form_body` in a template (the page that decides several cards at once)."""
+    # Every piece is constant markup or escaped text.
+    return mark_safe(form_body(form, prefix, comment_note=comment_note))

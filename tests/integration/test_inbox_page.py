@@ -458,3 +458,47 @@ def test_each_item_a_run_waits_for_gets_its_own_card_and_is_resolved_alone(
     assert reconciled.payload["scope"] == [["m", 1]]
     left = Run.objects.get(pk=run_id).status["pending"]
     assert [item.get("scope") for item in left] == [None, [["m", 0]]]
+
+
+def _described(body: str, name: str) -> str:
+    """The text of the message a control named ``name`` is described by (its error)."""
+    control = re.search(rf'<(?:input|textarea)[^>]*name="{name}"[^>]*>', body)
+    assert control is not None, name
+    assert 'aria-invalid="true"' in control.group(0)
+    described = re.search(r'aria-describedby="([^"]+)"', control.group(0))
+    assert described is not None, control.group(0)
+    message = re.search(rf'<p class="field-error" id="{described.group(1)}">([^<]*)</p>', body)
+    assert message is not None, described.group(1)
+    return html.unescape(message.group(1))
+
+
+def test_a_refused_answer_is_tied_to_its_control_on_every_kind_of_card(
+    client: Client, author: User, operator: User, approver: User
+) -> None:
+    budget = parked(author, operator, "budget")
+    lost = parked(author, operator, "reconciliation")
+    schema = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+    fallback = waiting(author, operator, gated(schema=schema))
+    signed_in(client, operator)
+    deciding = signed_in(Client(), approver)
+
+    low = client.post(f"/inbox/{budget}/resolve/", {"node": "write", "limit": "3"}, headers=HTMX)
+    bad = client.post(
+        f"/inbox/{lost}/resolve/",
+        {"node": "write", "action": "record", "output": "{oops"},
+        headers=HTMX,
+    )
+    empty = deciding.post(
+        f"/inbox/{fallback}/resolve/", card_post(fallback, **{"approval-json": "[]"}), headers=HTMX
+    )
+
+    low_body, bad_body, empty_body = (r.content.decode() for r in (low, bad, empty))
+    assert "above what was observed (3)" in _described(low_body, "limit")
+    assert re.search(r'name="limit" value="3"', low_body)  # what was typed is kept
+    assert "This is not valid JSON" in _described(bad_body, "output")
+    assert "{oops</textarea>" in bad_body
+    assert "should be non-empty" in _described(empty_body, "approval-json")
+    assert "The schema it must match" in empty_body
+    assert "&quot;minItems&quot;: 1" in empty_body
+    for run_id in (budget, lost, fallback):  # nothing was recorded: all three still wait
+        assert Run.objects.get(pk=run_id).parked_at is not None

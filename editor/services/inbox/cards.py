@@ -71,6 +71,11 @@ class Card:
     notice: str | None = None
 
     @property
+    def waiting(self) -> bool:
+        """Whether the card still waits for a decision (no receipt, nobody else was first)."""
+        return bool(self.item and not self.receipt and not (self.taken_by or self.taken_at))
+
+    @property
     def claimed_by_viewer(self) -> bool:
         return bool(self.item and self.item.claimed_by and self.item.claimed_by == self.viewer)
 

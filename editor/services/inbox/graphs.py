@@ -5,17 +5,19 @@ from __future__ import annotations
 from django.db import connection
 
 from editor.services.inbox.items import GraphChoice
-from editor.services.inbox.pending import graph_titles
 
 __all__ = ["GRAPH_CHOICES", "graph_choices"]
 
-#: How many graphs the filter offers (the graphs with the most recent waiting runs).
+#: How many graphs the filter offers (the first so many by hash; the filter also reads a hash
+#: in the address).
 GRAPH_CHOICES = 100
 
 
 # A loose index scan over run_parked_graph (graph, parked_at) WHERE parked_at IS NOT NULL: one
-# index probe per distinct graph, however many runs wait, where SELECT DISTINCT reads them all.
-# Plain SQL that SQLite and PostgreSQL both run; parked_at is set exactly while a run is parked.
+# index probe per distinct graph, however many runs wait, where SELECT DISTINCT reads them all;
+# with each graph the title and number of its first version (the first document that froze it),
+# in the same query. Plain SQL that SQLite and PostgreSQL both run; parked_at is set exactly
+# while a run is parked.
 _PARKED_GRAPHS_SQL = """
 WITH RECURSIVE graphs(graph_id) AS (
     SELECT MIN(graph_id) FROM editor_run WHERE parked_at IS NOT NULL AND test_revision IS NULL
@@ -24,23 +26,19 @@ WITH RECURSIVE graphs(graph_id) AS (
             WHERE parked_at IS NOT NULL AND test_revision IS NULL AND graph_id > graphs.graph_id)
     FROM graphs WHERE graphs.graph_id IS NOT NULL
 )
-SELECT graph_id FROM graphs WHERE graph_id IS NOT NULL LIMIT %s
+SELECT parked.graph_id, document.title, version.number
+FROM (SELECT graph_id FROM graphs WHERE graph_id IS NOT NULL LIMIT %s) AS parked
+LEFT JOIN editor_version AS version ON version.id = (
+    SELECT first.id FROM editor_version AS first WHERE first.graph_id = parked.graph_id
+    ORDER BY first.document_id, first.number LIMIT 1
+)
+LEFT JOIN editor_document AS document ON document.id = version.document_id
 """
 
 
-def _parked_graphs(limit: int) -> list[str]:
-    with connection.cursor() as cursor:
-        cursor.execute(_PARKED_GRAPHS_SQL, [limit])
-        return [row[0] for row in cursor.fetchall()]
-
-
 def graph_choices() -> list[GraphChoice]:
-    """The graphs that have something waiting, for the inbox's filter (two queries)."""
-    hashes = _parked_graphs(GRAPH_CHOICES)
-    versions = graph_titles(hashes) if hashes else {}
-    choices = []
-    for digest in hashes:
-        first = versions.get(digest, [])
-        title, number = (first[0][2], first[0][3]) if first else (None, None)
-        choices.append(GraphChoice(digest, title, number))
+    """The graphs that have something waiting, for the inbox's filter (one query)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_PARKED_GRAPHS_SQL, [GRAPH_CHOICES])
+        choices = [GraphChoice(digest, title, number) for digest, title, number in cursor]
     return sorted(choices, key=lambda choice: (choice.title is None, choice.label))
