@@ -7,7 +7,8 @@
   the box that selects it to be decided with others of its gate), what it waits about (a
   gate's prompt and value, a budget's or a cut-off write's facts), and the form that resolves
   it, or why this person sees it read-only;
-* ``{% card_head item %}``: the line above a card in another state.
+* ``{% card_head item %}``: the line above a card in another state;
+* ``{% graph_options choices graph %}``: the graph filter's options (``graph`` selected).
 
 The inbox's first page shows 50 cards, and Django's template engine spent most of the page's
 server time drawing them (each variable a lookup, each tag a node): here each card is a few
@@ -355,3 +356,15 @@ def waiting_card(context: Any, card: Any) -> SafeString:
     ]
     # Every piece above is constant markup, escaped text, or the sanitised prompt and value.
     return mark_safe("\n  ".join(parts))
+
+
+@register.simple_tag
+def graph_options(choices: Any, selected: str) -> SafeString:
+    """The graph filter's options, one a graph with something waiting (up to 100)."""
+    options = [
+        f'<option value="{escape(choice.graph_hash)}"'
+        f"{' selected' if choice.graph_hash == selected else ''}>{escape(choice.label)}</option>"
+        for choice in choices
+    ]
+    # Every piece is constant markup or escaped text.
+    return mark_safe("".join(options))

@@ -26,13 +26,14 @@ WITH RECURSIVE graphs(graph_id) AS (
             WHERE parked_at IS NOT NULL AND test_revision IS NULL AND graph_id > graphs.graph_id)
     FROM graphs WHERE graphs.graph_id IS NOT NULL
 )
-SELECT parked.graph_id, document.title, version.number
-FROM (SELECT graph_id FROM graphs WHERE graph_id IS NOT NULL LIMIT %s) AS parked
-LEFT JOIN editor_version AS version ON version.id = (
-    SELECT first.id FROM editor_version AS first WHERE first.graph_id = parked.graph_id
-    ORDER BY first.document_id, first.number LIMIT 1
-)
-LEFT JOIN editor_document AS document ON document.id = version.document_id
+SELECT graph_id, title, number FROM (
+    SELECT parked.graph_id, document.title, version.number, ROW_NUMBER() OVER (
+        PARTITION BY parked.graph_id ORDER BY version.document_id, version.number
+    ) AS nth
+    FROM (SELECT graph_id FROM graphs WHERE graph_id IS NOT NULL LIMIT %s) AS parked
+    LEFT JOIN editor_version AS version ON version.graph_id = parked.graph_id
+    LEFT JOIN editor_document AS document ON document.id = version.document_id
+) AS firsts WHERE nth = 1
 """
 
 
