@@ -22,6 +22,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -302,21 +303,38 @@ def format_float(value: float) -> str:
     return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
 
 
-def _write(value: Any, parts: list[str], sort: bool = True) -> None:
+#: The standard library's JSON string escaping, non-ASCII kept (its C version when built).
+_json_string = json.encoder.encode_basestring
+
+
+def _scalar(value: Any, float_text: Callable[[float], str]) -> str | None:
+    """The JSON text of a string, ``null``, a boolean or a number (``float_text`` writes a
+    float); ``None`` for anything else."""
     if isinstance(value, str):
-        parts.append(json.dumps(value, ensure_ascii=False))
-    elif value is None:
-        parts.append("null")
-    elif value is True:
-        parts.append("true")
-    elif value is False:
-        parts.append("false")
-    elif isinstance(value, int):
-        parts.append(str(int(value)))
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError("NaN and infinities are not JSON values")
-        parts.append(format_float(value))
+        return _json_string(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float_text(value)
+    return None
+
+
+def _canonical_float(value: float) -> str:
+    if not math.isfinite(value):
+        raise ValueError("NaN and infinities are not JSON values")
+    return format_float(value)
+
+
+def _write(value: Any, parts: list[str], sort: bool = True) -> None:
+    scalar = _scalar(value, _canonical_float)
+    if scalar is not None:
+        parts.append(scalar)
     elif isinstance(value, dict):
         parts.append("{")
         for index, key in enumerate(sorted(value) if sort else value):
@@ -413,24 +431,11 @@ class _NotPlain(Exception):
     """A value :func:`pretty_json` leaves to ``json.dumps``."""
 
 
-#: The standard library's JSON string escaping, non-ASCII kept (its C version when built).
-_json_string = json.encoder.encode_basestring
-
-
 def _pretty(value: Any, newline: str, parts: list[str]) -> None:
     """Appends ``value`` to ``parts``; ``newline`` is a line break and the current indent."""
-    if isinstance(value, str):
-        parts.append(_json_string(value))
-    elif value is None:
-        parts.append("null")
-    elif value is True:
-        parts.append("true")
-    elif value is False:
-        parts.append("false")
-    elif isinstance(value, int):
-        parts.append(int.__repr__(value))
-    elif isinstance(value, float):
-        parts.append(_json_float(value))
+    scalar = _scalar(value, _json_float)
+    if scalar is not None:
+        parts.append(scalar)
     elif isinstance(value, dict):
         if not value:
             parts.append("{}")
