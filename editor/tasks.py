@@ -219,10 +219,45 @@ def _fail(run_id: str, message: str, code: str, store: OrmRunStore) -> bool:
         return False
 
 
+#: How many times a notice (a new card's email, a deadline's email or webhook) is tried for
+#: someone before it is given up (the run's log and the decision log keep what it announced
+#: either way), and the wait before the second try, doubled each time after: tries at 0 s,
+#: 30 s, 1.5 min, 3.5 min and 7.5 min.
+NOTICE_ATTEMPTS = 5
+NOTICE_RETRY_SECONDS = 30
+
+
+def notice_delay(attempt: int) -> timedelta:
+    """How long a notice waits after its ``attempt``-th try failed for someone."""
+    return timedelta(seconds=NOTICE_RETRY_SECONDS * 2 ** (attempt - 1))
+
+
+def _try_again(
+    task_: Any, args: tuple[Any, ...], attempt: int, missed: list[Any], who: str
+) -> None:
+    """Queue ``task_`` (with ``args``) again for those it ``missed`` (addresses, webhook
+    positions) after :func:`notice_delay`, unless this was its last attempt. The log counts
+    them and never names them (an address is a person's)."""
+    if not missed:
+        return
+    what = f"{task_.name} {':'.join(str(arg) for arg in args)}"
+    if attempt >= NOTICE_ATTEMPTS:
+        logger.error("%s: %d %s not reached after %d tries", what, len(missed), who, attempt)
+        return
+    later = timezone.now() + notice_delay(attempt)
+    task_.using(run_after=later).enqueue(*args, attempt=attempt + 1, only=missed)
+    logger.warning(
+        "%s: %d %s not reached, to be tried again at %s", what, len(missed), who, later.isoformat()
+    )
+
+
 @task()
-def notify_approvers(run_id: str, seq: int) -> int:
-    """Email the approvers about one suspension (spec 07); how many messages were sent."""
-    return notifications.notify_suspension(run_id, seq)
+def notify_approvers(run_id: str, seq: int, attempt: int = 1, only: list[str] | None = None) -> int:
+    """Email the approvers about one suspension (spec 07); how many messages were sent. Those
+    the mail server did not take are tried again later (``only``: them)."""
+    sent, failed = notifications.notify_suspension(run_id, seq, only)
+    _try_again(notify_approvers, (str(run_id), int(seq)), attempt, failed, "approver(s)")
+    return sent
 
 
 def queue_notification(run_id: str, seq: int) -> None:
@@ -233,9 +268,12 @@ def queue_notification(run_id: str, seq: int) -> None:
 
 
 @task()
-def notify_operators(run_id: str, seq: int) -> int:
-    """Email the operators about one budget or reconciliation card; how many were sent."""
-    return notifications.notify_operator_card(run_id, seq)
+def notify_operators(run_id: str, seq: int, attempt: int = 1, only: list[str] | None = None) -> int:
+    """Email the operators about one budget or reconciliation card; how many were sent. Those
+    the mail server did not take are tried again later (``only``: them)."""
+    sent, failed = notifications.notify_operator_card(run_id, seq, only)
+    _try_again(notify_operators, (str(run_id), int(seq)), attempt, failed, "operator(s)")
+    return sent
 
 
 def queue_operator_notification(run_id: str, seq: int) -> None:
@@ -268,15 +306,28 @@ def act_on_due_deadlines() -> int:
 
 
 @task()
-def mail_deadline_notice(run_id: str, seq: int, kind: str) -> int:
-    """Email a deadline's notice (reminder, escalation, resolution, overdue)."""
-    return notices.mail_notice(str(run_id), int(seq), str(kind))
+def mail_deadline_notice(
+    run_id: str, seq: int, kind: str, attempt: int = 1, only: list[str] | None = None
+) -> int:
+    """Email a deadline's notice (reminder, escalation, resolution, overdue); how many were
+    sent. The people the mail server did not take are tried again later (``only``: them)."""
+    args = (str(run_id), int(seq), str(kind))
+    sent, failed = notices.mail_notice(*args, only=only)
+    _try_again(mail_deadline_notice, args, attempt, failed, "recipient(s)")
+    return sent
 
 
 @task()
-def post_deadline_notice(run_id: str, seq: int, kind: str) -> int:
-    """Send a deadline's notice to the webhooks (``GATEHOUSE_WEBHOOKS``)."""
-    return notices.post_notice(str(run_id), int(seq), str(kind))
+def post_deadline_notice(
+    run_id: str, seq: int, kind: str, attempt: int = 1, only: list[int] | None = None
+) -> int:
+    """Send a deadline's notice to the webhooks (``GATEHOUSE_WEBHOOKS``); how many took it.
+    A webhook that did not answer, or answered ``429`` or ``5xx``, is tried again later with
+    the same ``Idempotency-Key``."""
+    args = (str(run_id), int(seq), str(kind))
+    delivered, again = notices.post_notice(*args, only=only)
+    _try_again(post_deadline_notice, args, attempt, again, "webhook(s)")
+    return delivered
 
 
 def queue_deadline_notice(run_id: str, seq: int, kind: str) -> None:

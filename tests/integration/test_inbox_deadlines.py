@@ -27,9 +27,16 @@ from editor.models import InboxCard, InboxNote, RunEvent
 from editor.services import documents, runs
 from editor.services.documents import approvals
 from editor.services.inbox import deadlines, log, queue
-from editor.tasks import act_on_due_deadlines, mail_deadline_notice, post_deadline_notice
+from editor.tasks import (
+    NOTICE_ATTEMPTS,
+    act_on_due_deadlines,
+    mail_deadline_notice,
+    notice_delay,
+    post_deadline_notice,
+)
 from tests.integration.api.callers import bearer_caller, make_user
 from tests.integration.api.running import GATED, drive, event_count
+from tests.integration.mailers import RefusingMailer
 
 pytestmark = pytest.mark.django_db
 
@@ -232,12 +239,15 @@ def test_the_workers_sweep_acts_on_deadlines_whose_task_was_lost(team: dict[str,
 
 class _Hooks(BaseHTTPRequestHandler):
     received: ClassVar[list[tuple[str, dict[str, str], Any]]] = []
+    #: The statuses of the next answers, by path (then 204).
+    statuses: ClassVar[dict[str, list[int]]] = {}
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"null")
         self.received.append((self.path, dict(self.headers), body))
-        self.send_response(204)
+        waiting = self.statuses.get(self.path)
+        self.send_response(waiting.pop(0) if waiting else 204)
         self.end_headers()
 
     def log_message(self, *args: Any) -> None:
@@ -296,3 +306,103 @@ def test_webhook_urls_are_read_strictly_and_a_bad_one_is_named_by_its_position()
         with pytest.raises(ImproperlyConfigured, match="W: entry 2 is not") as raised:
             webhook_urls("W", f"https://ok.example.org/, {bad}")
         assert bad not in str(raised.value)
+
+
+@pytest.fixture
+def flaky_email(settings: Settings) -> Iterator[type[RefusingMailer]]:
+    settings.MAILERS = {"default": {"BACKEND": "tests.integration.mailers.RefusingMailer"}}
+    settings.GATEHOUSE_EMAIL_ENABLED = True
+    settings.GATEHOUSE_BASE_URL = "https://gatehouse.example.org"
+    RefusingMailer.reset()
+    yield RefusingMailer
+    RefusingMailer.reset()
+
+
+def retries(path: str) -> list[tuple[list[Any], dict[str, Any], Any]]:
+    """The tries queued again: their arguments, keyword arguments and instant."""
+    return [
+        (row.args_kwargs["args"], row.args_kwargs["kwargs"], row.run_after)
+        for row in DBTaskResult.objects.filter(task_path=path).order_by("enqueued_at")
+        if row.args_kwargs["kwargs"]
+    ]
+
+
+def test_a_notice_the_mail_server_refused_for_someone_is_tried_again_for_them_alone(
+    team: dict[str, User], flaky_email: type[RefusingMailer], mailoutbox: list[Any]
+) -> None:
+    run_id = waiting(team, {"deciders": FINANCE, "due": "4s", "remind_at": "50%"})
+    card = card_of(run_id)
+    deadlines.act(run_id, card.seq, "remind", now=after(card.remind_at))
+    flaky_email.refused = {"finn@example.org"}
+
+    before = timezone.now()
+    first = mail_deadline_notice.call(run_id, card.seq, "reminder")
+
+    assert first == 1
+    assert [m.to for m in mailoutbox] == [["fay@example.org"]]
+    ((args, kwargs, run_after),) = retries(MAIL)
+    assert (args, kwargs) == (
+        [run_id, card.seq, "reminder"],
+        {"attempt": 2, "only": ["finn@example.org"]},
+    )
+    assert before + timedelta(seconds=30) <= run_after <= timezone.now() + timedelta(seconds=30)
+
+    flaky_email.refused = set()
+    second = mail_deadline_notice.call(*args, **kwargs)
+
+    assert second == 1
+    assert [m.to for m in mailoutbox] == [["fay@example.org"], ["finn@example.org"]]
+    assert len(retries(MAIL)) == 1  # nobody left to try
+
+
+def test_a_mail_server_down_is_tried_again_with_longer_waits_then_given_up(
+    team: dict[str, User],
+    flaky_email: type[RefusingMailer],
+    mailoutbox: list[Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    run_id = waiting(team, {"deciders": FINANCE, "due": "1s"})
+    card = card_of(run_id)
+    deadlines.act(run_id, card.seq, "expire", now=after(card.due_at))
+    flaky_email.down = True
+
+    assert mail_deadline_notice.call(run_id, card.seq, "overdue") == 0
+    for attempt in range(2, NOTICE_ATTEMPTS + 1):
+        args, kwargs, _ = retries(MAIL)[-1]
+        assert kwargs["attempt"] == attempt
+        assert sorted(kwargs["only"]) == ["fay@example.org", "finn@example.org"]
+        assert mail_deadline_notice.call(*args, **kwargs) == 0
+
+    waits = [notice_delay(attempt).total_seconds() for attempt in range(1, NOTICE_ATTEMPTS)]
+    assert waits == [30, 60, 120, 240]
+    assert len(retries(MAIL)) == NOTICE_ATTEMPTS - 1  # the last try queued nothing more
+    assert mailoutbox == []
+    assert "2 recipient(s) not reached after 5 tries" in caplog.text
+    assert "example.org" not in caplog.text  # the log names no address
+
+
+def test_a_webhook_down_or_busy_is_tried_again_with_the_same_key_and_a_refusal_is_not(
+    team: dict[str, User], settings: Settings, hooks: tuple[int, list[Any]]
+) -> None:
+    port, received = hooks
+    received.clear()
+    settings.GATEHOUSE_WEBHOOKS = [
+        f"http://127.0.0.1:{port}/busy",
+        f"http://127.0.0.1:{port}/refuses",
+        f"http://127.0.0.1:{port}/fine",
+    ]
+    _Hooks.statuses.update({"/busy": [503], "/refuses": [400]})
+    run_id = waiting(team, {"deciders": FINANCE, "due": "1s"})
+    card = card_of(run_id)
+    deadlines.act(run_id, card.seq, "expire", now=after(card.due_at))
+
+    assert post_deadline_notice.call(run_id, card.seq, "overdue") == 1  # /fine
+    ((args, kwargs, _),) = retries(POST)
+    assert kwargs == {"attempt": 2, "only": [1]}  # /busy, not /refuses
+    assert post_deadline_notice.call(*args, **kwargs) == 1
+
+    paths = [path for path, _, _ in received]
+    assert paths == ["/busy", "/refuses", "/fine", "/busy"]
+    keys = {headers["Idempotency-Key"] for _, headers, _ in received}
+    assert keys == {f"gatehouse:{run_id}:{card.seq}:overdue"}
+    assert len(retries(POST)) == 1

@@ -17,6 +17,7 @@ from editor.tasks import drive_run, notify_approvers
 from tests.integration.api.callers import bearer_caller, make_user
 from tests.integration.api.running import store
 from tests.integration.inbox import HOSTILE, gated
+from tests.integration.mailers import RefusingMailer
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +148,34 @@ def test_a_test_runs_suspension_mails_no_approver(
     # Its author decides it in the editor: the approvers are not told.
     assert notify_approvers.call(run_id, seq) == 0
     assert mailoutbox == []
+
+
+def test_a_suspension_mail_the_mail_server_refused_is_tried_again_for_that_approver_alone(
+    settings: Settings, approvers: list[User], author: User, operator: User, mailoutbox: list[Any]
+) -> None:
+    settings.MAILERS = {"default": {"BACKEND": "tests.integration.mailers.RefusingMailer"}}
+    settings.GATEHOUSE_EMAIL_ENABLED = True
+    RefusingMailer.reset()
+    RefusingMailer.refused = {"bea@example.org"}
+    run_id = started(author, operator)
+    drive_run.call(run_id)
+    seq = Run.objects.get(pk=run_id).status["pending"][0]["seq"]
+
+    try:
+        assert notify_approvers.call(run_id, seq) == 2  # april and root
+        (retry,) = [row for row in DBTaskResult.objects.filter(task_path=NOTIFY)]
+        assert retry.args_kwargs == {
+            "args": [run_id, seq],
+            "kwargs": {"attempt": 2, "only": ["bea@example.org"]},
+        }
+        RefusingMailer.refused = set()
+        assert notify_approvers.call(run_id, seq, **retry.args_kwargs["kwargs"]) == 1
+    finally:
+        RefusingMailer.reset()
+
+    assert sorted(address for m in mailoutbox for address in m.to) == [
+        "april@example.org",
+        "bea@example.org",
+        "root@example.org",
+    ]
+    assert DBTaskResult.objects.filter(task_path=NOTIFY).count() == 1  # nobody left to try

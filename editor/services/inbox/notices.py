@@ -22,6 +22,7 @@ overdue    the people who may decide the gate now
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,7 +39,7 @@ from editor.services.inbox.notifications import (
     decider_addresses,
     email_configured,
     gate_addresses,
-    send_messages,
+    send_each,
 )
 from editor.services.inbox.webhooks import post_all, webhooks_configured
 from editor.services.links import absolute_url
@@ -200,24 +201,32 @@ def notice(run_id: str, seq: int, kind: str) -> Notice | None:
     )
 
 
-def mail_notice(run_id: str, seq: int, kind: str) -> int:
-    """Email the notice (one message per person); how many were sent. Nothing without email
-    configured, or with nothing to say."""
+def mail_notice(
+    run_id: str, seq: int, kind: str, only: Collection[str] | None = None
+) -> tuple[int, list[str]]:
+    """Email the notice, one message per person (to the addresses ``only`` lists, on a
+    second try): how many were sent, and the addresses the mail server did not take. Nothing
+    without email configured, or with nothing to say."""
     if not email_configured():
-        return 0
+        return 0, []
     found = notice(run_id, seq, kind)
     if found is None or not found.recipients:
-        return 0
-    sent = send_messages(found.recipients, found.subject, found.body)
+        return 0, []
+    recipients = [a for a in found.recipients if only is None or a in only]
+    failed = send_each(recipients, found.subject, found.body)
+    sent = len(recipients) - len(failed)
     logger.info("run %s: %s of %s mailed to %d person(s)", run_id, kind, seq, sent)
-    return sent
+    return sent, failed
 
 
-def post_notice(run_id: str, seq: int, kind: str) -> int:
-    """``POST`` the notice to every webhook; how many took it."""
+def post_notice(
+    run_id: str, seq: int, kind: str, only: Collection[int] | None = None
+) -> tuple[int, list[int]]:
+    """``POST`` the notice to every webhook (to the positions ``only`` lists, on a second
+    try): how many took it, and the positions to try again."""
     if not webhooks_configured():
-        return 0
+        return 0, []
     found = notice(run_id, seq, kind)
     if found is None:
-        return 0
-    return post_all(found.webhook_json(), f"gatehouse:{run_id}:{seq}:{kind}")
+        return 0, []
+    return post_all(found.webhook_json(), f"gatehouse:{run_id}:{seq}:{kind}", only)

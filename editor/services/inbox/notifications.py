@@ -22,8 +22,10 @@ before its task runs is not announced.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Iterable, Mapping
+import smtplib
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -48,7 +50,7 @@ __all__ = [
     "notify_operator_card",
     "notify_suspension",
     "operator_addresses",
-    "send_messages",
+    "send_each",
 ]
 
 #: The parking events whose cards operators resolve, and so are told about.
@@ -170,14 +172,30 @@ def _pending_event(
     return (event, item) if item is not None else None
 
 
-def send_messages(addresses: list[str], subject: str, body: str) -> int:
-    """One message to each address; how many the mailer sent."""
+def send_each(addresses: list[str], subject: str, body: str) -> list[str]:
+    """One message to each address, each on its own: the addresses the mail server did not
+    take (it refused them, or it could not be reached), to be tried again; the others are
+    not sent twice."""
     if not base_url_is_set():
         logger.warning("GATEHOUSE_BASE_URL is not set: the email links to %s", base_url())
-    messages = [
-        EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [address]) for address in addresses
-    ]
-    return int(mailers.default.send_messages(messages) or 0)
+    failed = []
+    mailer = mailers.default
+    with contextlib.ExitStack() as opened:
+        try:
+            opened.enter_context(mailer)  # one connection for all, when the server answers
+        except (smtplib.SMTPException, OSError) as error:
+            logger.warning("the mail server could not be reached: %s", type(error).__name__)
+            return list(addresses)
+        for address in addresses:
+            message = EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [address])
+            try:
+                sent = mailer.send_messages([message])
+            except (smtplib.SMTPException, OSError) as error:
+                logger.warning("a message was not sent: %s", type(error).__name__)
+                sent = 0
+            if not sent:
+                failed.append(address)
+    return failed
 
 
 def _message(run: Run, payload: dict[str, Any], seq: int) -> tuple[str, str]:
@@ -203,27 +221,33 @@ def _announce(
     kinds: frozenset[str],
     addresses: Callable[[RunEvent, dict[str, Any]], list[str]],
     message: Callable[[RunEvent, dict[str, Any]], tuple[str, str]],
-) -> tuple[RunEvent, int] | None:
-    """Send ``message`` of the open item at ``seq`` (one of ``kinds``) to ``addresses``:
-    the event and how many were sent; ``None`` without email, such an item or an address."""
+    only: Collection[str] | None,
+) -> tuple[RunEvent, int, list[str]] | None:
+    """Send ``message`` of the open item at ``seq`` (one of ``kinds``) to ``addresses`` (those
+    ``only`` lists, on a second try): the event, how many were sent and the addresses the mail
+    server did not take; ``None`` without email, such an item or an address."""
     if not email_configured():
         return None
     found = _pending_event(run_id, seq, kinds)
     if found is None:
         return None
     event, item = found
-    recipients = addresses(event, item)
+    recipients = [a for a in addresses(event, item) if only is None or a in only]
     if not recipients:
         return None
     payload = event.payload if isinstance(event.payload, dict) else {}
     subject, body = message(event, payload)
-    return event, send_messages(recipients, subject, body)
+    failed = send_each(recipients, subject, body)
+    return event, len(recipients) - len(failed), failed
 
 
-def notify_suspension(run_id: str, seq: int) -> int:
-    """Tell the approvers about the suspension recorded at ``seq`` of a run; the number of
-    messages sent. Nothing is sent when email is not configured, when there is no such
-    suspension, or when it was resolved before this ran."""
+def notify_suspension(
+    run_id: str, seq: int, only: Collection[str] | None = None
+) -> tuple[int, list[str]]:
+    """Tell the approvers about the suspension recorded at ``seq`` of a run (those ``only``
+    lists, on a second try): how many messages were sent, and the addresses to try again.
+    Nothing is sent when email is not configured, when there is no such suspension, or when
+    it was resolved before this ran."""
     announced = _announce(
         run_id,
         seq,
@@ -232,12 +256,13 @@ def notify_suspension(run_id: str, seq: int) -> int:
             item, event.run.approval_policy, event.run.created_by_id
         ),
         lambda event, payload: _message(event.run, payload, seq),
+        only,
     )
     if announced is None:
-        return 0
-    _, sent = announced
+        return 0, []
+    _, sent, failed = announced
     logger.info("run %s: suspension %s announced to %d approver(s)", run_id, seq, sent)
-    return sent
+    return sent, failed
 
 
 def _operator_message(run: Run, kind: str, payload: dict[str, Any], seq: int) -> tuple[str, str]:
@@ -262,19 +287,23 @@ def _operator_message(run: Run, kind: str, payload: dict[str, Any], seq: int) ->
     return _one_line(subject), _body([what], action, run, seq)
 
 
-def notify_operator_card(run_id: str, seq: int) -> int:
+def notify_operator_card(
+    run_id: str, seq: int, only: Collection[str] | None = None
+) -> tuple[int, list[str]]:
     """Tell the operators about the budget or reconciliation card recorded at ``seq`` of a
-    run; the number of messages sent. Nothing is sent when email is not configured, when
-    there is no such card, or when it was resolved before this ran."""
+    run (those ``only`` lists, on a second try): how many messages were sent, and the
+    addresses to try again. Nothing is sent when email is not configured, when there is no
+    such card, or when it was resolved before this ran."""
     announced = _announce(
         run_id,
         seq,
         OPERATOR_CARDS,
         lambda event, item: operator_addresses(),
         lambda event, payload: _operator_message(event.run, event.kind, payload, seq),
+        only,
     )
     if announced is None:
-        return 0
-    event, sent = announced
+        return 0, []
+    event, sent, failed = announced
     logger.info("run %s: %s %s announced to %d operator(s)", run_id, event.kind, seq, sent)
-    return sent
+    return sent, failed

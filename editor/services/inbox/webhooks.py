@@ -16,6 +16,7 @@ its position and host, never by its URL.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,20 +48,29 @@ def _post(url: str, payload: dict[str, Any], key: str) -> int:
     return int(answer["status"])
 
 
-def post_all(payload: dict[str, Any], key: str) -> int:
-    """``POST`` ``payload`` to every webhook (``key``: its ``Idempotency-Key``, the same for
-    every delivery of one message); how many answered with a 2xx status."""
-    delivered = 0
+def post_all(
+    payload: dict[str, Any], key: str, only: Collection[int] | None = None
+) -> tuple[int, list[int]]:
+    """``POST`` ``payload`` to every webhook, or to those at the positions ``only`` lists
+    (``key``: its ``Idempotency-Key``, the same for every delivery of one message): how many
+    answered with a 2xx status, and the positions to try again (no answer, or a ``429`` or
+    ``5xx``: a chat server down or busy; another ``4xx`` will not change)."""
+    delivered, again = 0, []
     for position, url in enumerate(getattr(settings, "GATEHOUSE_WEBHOOKS", ()), start=1):
+        if only is not None and position not in only:
+            continue
         host = urlsplit(url).hostname or "?"
         try:
             status = _post(url, payload, key)
         except ToolError as error:
             said = str(error).replace(url, f"webhook {position}")
             logger.warning("webhook %d (%s) failed: %s", position, host, said)
+            again.append(position)
             continue
         if 200 <= status < 300:
             delivered += 1
-        else:
-            logger.warning("webhook %d (%s) answered %d", position, host, status)
-    return delivered
+            continue
+        logger.warning("webhook %d (%s) answered %d", position, host, status)
+        if status == 429 or status >= 500:
+            again.append(position)
+    return delivered, again
