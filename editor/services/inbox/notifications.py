@@ -17,7 +17,8 @@ event's append has committed, and :func:`editor.tasks.queue_operator_notificatio
 budget or reconciliation event's has. A position in a run's log is committed once, so
 each is announced once however often the run is driven again; the mail itself goes out from a
 task of its own, never in a web request and never while a run's lease is held. A card resolved
-before its task runs is not announced.
+before its task runs is not announced. Each message is sent on its own (:func:`send_each`):
+the people the mail server did not take are tried again later, alone (``editor.tasks``).
 """
 
 from __future__ import annotations
