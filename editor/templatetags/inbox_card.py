@@ -34,11 +34,9 @@ from django.utils.timesince import timesince
 from editor.graph import hex_digits, short_hash
 from editor.presentation.value_view import value_html
 from editor.templatetags.approval import approval_decision, form_body, markdown
+from editor.templatetags.gatehouse import SHORT_RUN_CHARS
 
 register = template.Library()
-
-#: How many characters of a run's id stand for it where people read it (``short_run``).
-_SHORT_RUN = 8
 
 #: What stands for the one argument of each address a card links to, to reverse it once.
 _PLACEHOLDERS = {
@@ -182,7 +180,7 @@ def _head(item: Any) -> str:
     return (
         f'<p class="inbox-graph">\n    {document}<a href="{escape(graph)}" '
         f'title="{escape(item.graph_hash)}"><code>{escape(short_hash(str(item.graph_hash)))}'
-        f'</code></a>\n    · <a href="{escape(run)}">run <code>{escape(item.run[:_SHORT_RUN])}'
+        f'</code></a>\n    · <a href="{escape(run)}">run <code>{escape(item.run[:SHORT_RUN_CHARS])}'
         "</code></a>\n  </p>"
     )
 
