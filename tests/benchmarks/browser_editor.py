@@ -34,7 +34,7 @@ from pathlib import Path
 
 from django_setup import setup_django  # this folder, put on sys.path by running it
 from graph_core import build_document
-from http_validate import HOST, free_port, gunicorn
+from http_validate import HOST, free_port, gunicorn, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -167,12 +167,7 @@ def db_worker(environment: dict[str, str], *options: str, quiet: bool = False) -
     try:
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def measure(port: int, drafts: dict[int, tuple[str, str]], session: str, edits: int) -> None:
