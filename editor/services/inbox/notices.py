@@ -212,9 +212,7 @@ def mail_notice(
     found = notice(run_id, seq, kind)
     if found is None or not found.recipients:
         return 0, []
-    recipients = [a for a in found.recipients if only is None or a in only]
-    failed = send_each(recipients, found.subject, found.body)
-    sent = len(recipients) - len(failed)
+    sent, failed = send_each(found.recipients, found.subject, found.body, only)
     logger.info("run %s: %s of %s mailed to %d person(s)", run_id, kind, seq, sent)
     return sent, failed
 

@@ -23,7 +23,6 @@ the people the mail server did not take are tried again later, alone (``editor.t
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import smtplib
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -173,21 +172,26 @@ def _pending_event(
     return (event, item) if item is not None else None
 
 
-def send_each(addresses: list[str], subject: str, body: str) -> list[str]:
-    """One message to each address, each on its own: the addresses the mail server did not
-    take (it refused them, or it could not be reached), to be tried again; the others are
-    not sent twice."""
+def send_each(
+    addresses: list[str], subject: str, body: str, only: Collection[str] | None = None
+) -> tuple[int, list[str]]:
+    """One message to each address (of those ``only`` lists, on a second try), each on its
+    own: how many were sent, and the addresses the mail server did not take (it refused them,
+    or it could not be reached), to be tried again; the others are not sent twice."""
+    recipients = [address for address in addresses if only is None or address in only]
+    if not recipients:
+        return 0, []
     if not base_url_is_set():
         logger.warning("GATEHOUSE_BASE_URL is not set: the email links to %s", base_url())
-    failed = []
     mailer = mailers.default
-    with contextlib.ExitStack() as opened:
-        try:
-            opened.enter_context(mailer)  # one connection for all, when the server answers
-        except (smtplib.SMTPException, OSError) as error:
-            logger.warning("the mail server could not be reached: %s", type(error).__name__)
-            return list(addresses)
-        for address in addresses:
+    try:
+        mailer.open()  # one connection for all, when the server answers
+    except (smtplib.SMTPException, OSError) as error:
+        logger.warning("the mail server could not be reached: %s", type(error).__name__)
+        return 0, recipients
+    failed = []
+    try:
+        for address in recipients:
             message = EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [address])
             try:
                 sent = mailer.send_messages([message])
@@ -196,7 +200,9 @@ def send_each(addresses: list[str], subject: str, body: str) -> list[str]:
                 sent = 0
             if not sent:
                 failed.append(address)
-    return failed
+    finally:
+        mailer.close()
+    return len(recipients) - len(failed), failed
 
 
 def _message(run: Run, payload: dict[str, Any], seq: int) -> tuple[str, str]:
@@ -233,13 +239,12 @@ def _announce(
     if found is None:
         return None
     event, item = found
-    recipients = [a for a in addresses(event, item) if only is None or a in only]
+    recipients = addresses(event, item)
     if not recipients:
         return None
     payload = event.payload if isinstance(event.payload, dict) else {}
     subject, body = message(event, payload)
-    failed = send_each(recipients, subject, body)
-    return event, len(recipients) - len(failed), failed
+    return event, *send_each(recipients, subject, body, only)
 
 
 def notify_suspension(
