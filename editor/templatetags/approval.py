@@ -5,9 +5,7 @@
   :class:`FieldView`);
 * ``{% approval_decision field prefix %}``: the decision's two buttons;
 * ``{% approval_form_body form prefix note %}``: the form between its hidden inputs and its
-  buttons (:func:`form_body`; an inbox card's form is ``{% load inbox_card %}``'s);
-* ``{{ item.reason|markdown }}``: the gate's prompt as sanitised Markdown (``rich_text``);
-* ``{{ item.value|value_view }}``: the value at the gate as text or a tree (``value_view``).
+  buttons (:func:`form_body`; an inbox card's form is ``{% load inbox_card %}``'s).
 
 The forms are built in Python rather than by templates: the inbox's first page shows 50 cards,
 and the template's per-field conditionals were most of its server time. Every value is escaped
@@ -18,15 +16,12 @@ markup is the one the templates had.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from editor.presentation.approval_forms import ApprovalForm
 from editor.presentation.fields import FieldView
-from editor.presentation.rich_text import markdown_html
-from editor.presentation.value_view import value_html
 
 register = template.Library()
 
@@ -105,20 +100,6 @@ def _control(field: FieldView, field_id: str, name: str) -> str:
     return (
         f'<textarea id="{field_id}" name="{name}" rows="5"{aria}>{escape(field.initial)}</textarea>'
     )
-
-
-@register.filter
-def markdown(text: Any) -> SafeString:
-    """A prompt as sanitised Markdown; nothing when there is no text."""
-    # rich_text sanitises what it writes (nh3), so the result is safe to insert.
-    return mark_safe(markdown_html(text) if isinstance(text, str) and text else "")
-
-
-@register.filter
-def value_view(value: Any) -> SafeString:
-    """The value at a gate, readable: text, or a tree."""
-    # value_view escapes every piece it writes.
-    return mark_safe(value_html(value))
 
 
 @register.simple_tag

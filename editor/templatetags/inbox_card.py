@@ -32,8 +32,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
 from editor.graph import hex_digits, short_hash
+from editor.presentation.rich_text import markdown_html
 from editor.presentation.value_view import value_html
-from editor.templatetags.approval import approval_decision, form_body, markdown
+from editor.templatetags.approval import approval_decision, form_body
 from editor.templatetags.gatehouse import SHORT_RUN_CHARS
 
 register = template.Library()
@@ -218,7 +219,8 @@ def _facts(card: Any, item: Any) -> str:
     if item.kind == "gate":
         prompt = ""
         if item.reason:
-            prompt = f'<div class="prompt">{markdown(item.reason)}</div>'
+            text = markdown_html(item.reason) if isinstance(item.reason, str) else ""
+            prompt = f'<div class="prompt">{text}</div>'
         return (
             f'{prompt}<div class="value-head"><p class="label" id="{card_id}-value-label">'
             f'Value at the gate</p><button type="button" class="button small secondary" '
