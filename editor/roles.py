@@ -2,14 +2,19 @@
 
 Each group holds one permission of :class:`editor.models.Role`; a superuser
 holds them all. The data migration ``0002_roles`` creates the groups, and
-``post_migrate`` keeps them there after a database is flushed.
+``post_migrate`` keeps them there after a database is flushed. :class:`RoleBackend`
+reads a person's permissions, their roles among them, in one query.
 """
 
 from __future__ import annotations
 
-from django.contrib.auth.models import Group, Permission
+from typing import Any
 
-__all__ = ["ROLES", "ensure_role_groups"]
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.models import Group, Permission
+from django.db.models import Q
+
+__all__ = ["ROLES", "RoleBackend", "ensure_role_groups"]
 
 #: Group name → the codenames of the permissions it grants.
 ROLES: dict[str, tuple[str, ...]] = {
@@ -27,3 +32,26 @@ def ensure_role_groups(using: str = "default") -> None:
             content_type__app_label="editor", codename__in=codenames
         )
         group.permissions.add(*permissions)
+
+
+class RoleBackend(ModelBackend):
+    """Django's ``ModelBackend``, whose permissions of a person (``has_perm``: what
+    ``editor.services.access`` asks) are read in one query, their own and their groups'
+    together, instead of two. Every page that checks a role asks once a request (the inbox's
+    asks two: may they approve, do they operate)."""
+
+    def get_all_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        if not user_obj.is_active or user_obj.is_anonymous or obj is not None:
+            return set()
+        if not hasattr(user_obj, "_perm_cache"):  # ModelBackend's cache, for the request
+            user_obj._perm_cache = _permissions(user_obj)
+        cached: set[str] = user_obj._perm_cache
+        return cached
+
+
+def _permissions(user: Any) -> set[str]:
+    held = Permission.objects.all()
+    if not user.is_superuser:
+        held = held.filter(Q(user=user) | Q(group__user=user)).distinct()
+    rows = held.values_list("content_type__app_label", "codename").order_by()
+    return {f"{app_label}.{codename}" for app_label, codename in rows}

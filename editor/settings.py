@@ -356,9 +356,12 @@ X_FRAME_OPTIONS = "DENY"
 # they came from, until 15 minutes pass without a failure; a success clears both counts.
 # django-axes keeps the counts in the database, so every web process on every machine shares
 # them. Only the sign-in forms are counted: API tokens never pass through authenticate().
+# Then Django's own password check, whose roles (permissions) are read in one query
+# (editor.roles.RoleBackend; a session signed in under the ModelBackend that came before it is
+# asked to sign in again, once).
 AUTHENTICATION_BACKENDS = [
     "editor.sign_in.SignInLimitBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "editor.roles.RoleBackend",
 ]
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_TIME = timedelta(minutes=15)

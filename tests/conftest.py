@@ -37,6 +37,15 @@ def _fast_test_settings() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def _fresh_graph_choices() -> None:
+    """Each test's inbox offers the graphs it made: a process keeps the graph filter's choices
+    for a few seconds (``editor.services.inbox.graphs``), across tests otherwise."""
+    from editor.services.inbox import forget_graph_choices
+
+    forget_graph_choices()
+
+
 @pytest.fixture
 def admin_password_file(settings: Settings, tmp_path: Path) -> Path:
     """Keep the first user's password file in a temporary directory, not in var/."""

@@ -29,6 +29,7 @@ fields. Plain Python: no Django here, so the rules are tested in microseconds.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -209,9 +210,8 @@ def decision_key(schema: Any) -> str | None:
     return None
 
 
-def _field(
-    key: str, schema: Any, required: bool, kind: str, value: Any, has_value: bool
-) -> FieldView:
+def _field(key: str, schema: Any, required: bool, kind: str) -> FieldView:
+    """The field of property ``key`` before a value fills it."""
     spec = schema if isinstance(schema, dict) else {}
     title = spec.get("title")
     description = spec.get("description")
@@ -235,6 +235,15 @@ def _field(
             made,
             choices=tuple((str(index), _display(item)) for index, item in enumerate(spec["enum"])),
         )
+    return made
+
+
+def _filled(made: FieldView, schema: Any, value: Any, has_value: bool) -> FieldView:
+    """Field ``made`` filled from the value at the gate, or else from its schema's default."""
+    spec = schema if isinstance(schema, dict) else {}
+    kind = made.kind
+    if kind == "decision":
+        return made
     source = ""
     if has_value:
         source = "run"
@@ -252,13 +261,41 @@ def _field(
     return replace(made, initial=_text_of(kind, value), source=source)
 
 
+#: A form's shape: ``(key, property schema, empty field)`` for each field, in the order shown.
+_Shape = tuple[tuple[str, Any, FieldView], ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _shape_of(text: str, decision: bool) -> _Shape | None:
+    schema = json.loads(text)
+    layout = _layout(schema, decision)
+    if layout is None:
+        return None
+    return tuple(
+        (key, sub, _field(key, sub, required, kind)) for key, sub, required, kind in layout
+    )
+
+
+def _shape(schema: Any, decision: bool) -> _Shape | None:
+    """The fields of ``schema`` before a value fills them, built once per schema (a page of
+    cards mostly shows a few gates: each card of a gate has its schema)."""
+    try:
+        text = json.dumps(schema, ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON: no key to keep it under
+        layout = _layout(schema, decision)
+        if layout is None:
+            return None
+        return tuple((key, sub, _field(key, sub, req, kind)) for key, sub, req, kind in layout)
+    return _shape_of(text, decision)
+
+
 def approval_form(schema: Any, value: Any, *, decision: bool = True) -> ApprovalForm:
     """The form of a gate whose ``approval_schema`` is ``schema``, pre-filled from ``value``
     (what arrived at the gate). Without ``decision``, the form of any value the schema
     describes (a test run's sample input): no decision buttons, a checkbox for every
     boolean."""
-    layout = _layout(schema, decision)
-    if layout is None:
+    shape = _shape(schema, decision)
+    if shape is None:
         spec = schema if isinstance(schema, dict) else {}
         if "default" in spec:
             return ApprovalForm(
@@ -266,10 +303,7 @@ def approval_form(schema: Any, value: Any, *, decision: bool = True) -> Approval
             )
         return ApprovalForm(None)
     arrived = value if isinstance(value, dict) else {}
-    fields = tuple(
-        _field(key, sub, required, kind, arrived.get(key), key in arrived)
-        for key, sub, required, kind in layout
-    )
+    fields = tuple(_filled(made, sub, arrived.get(key), key in arrived) for key, sub, made in shape)
     return ApprovalForm(fields, comment_key=comment_key(schema["properties"]))
 
 

@@ -111,14 +111,15 @@ def inbox_page(request: HtmxHttpRequest) -> HttpResponse:
 
     context, status = _tab(request, "pending", read)
     context["cards"] = inbox_cards.cards(request.user, context.pop("items"), person.decider)
-    context["choices"] = inbox.graph_choices()
     context.update(
         view="" if only_run else view,
         views=_views(person),
         view_query=urlencode({"view": view}) if asked else "",
     )
-    template = "inbox/page.html#cards" if is_fragment_request(request) else "inbox/page.html"
-    return render(request, template, context, status=status)
+    if is_fragment_request(request):  # the list alone (a filter applied, the live list)
+        return render(request, "inbox/page.html#cards", context, status=status)
+    context["choices"] = inbox.graph_choices()
+    return render(request, "inbox/page.html", context, status=status)
 
 
 @require_POST

@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from editor.models import Run, RunEvent
 from editor.services import inbox, runs
+from editor.services.inbox import graphs
 from tests.integration.api.callers import make_user
 from tests.integration.api.running import event_count, record
 from tests.integration.inbox import HOSTILE, frozen, gated, parked, waiting
@@ -402,31 +403,91 @@ def _inbox_queries(client: Client) -> int:
     return len(queries)
 
 
-def test_the_inbox_page_needs_as_many_queries_for_thirty_items_as_for_one(
+def test_the_inbox_page_needs_as_many_queries_for_thirty_items_as_for_two(
     client: Client,
     author: User,
     operator: User,
     approver: User,
     django_assert_num_queries: Any,
 ) -> None:
+    # One run of a document's version, one started from a frozen graph alone (whose label is
+    # read from the versions that froze it): each kind of label has its query.
     slug, digest = frozen(author, gated(name="Review"))
     waiting(author, operator, graph_hash=digest, document=slug)
+    _, other = frozen(author, gated(prompt="Other?", publish="ship"), title="Shipping")
+    waiting(author, operator, graph_hash=other)
     signed_in(client, approver)
     client.get("/inbox/")  # the session and the user's permissions are cached after this
-    one = _inbox_queries(client)
+    two = _inbox_queries(client)
 
-    other = waiting(author, operator, gated(prompt="Other?", publish="ship"))
     for index in range(28):
         if index % 2:
             waiting(author, operator, graph_hash=digest, document=slug)
         else:
-            waiting(author, operator, graph_hash=Run.objects.get(pk=other).graph_id)
+            waiting(author, operator, graph_hash=other)
     assert len(inbox.pending_items().items) == 30
 
     inbox.forget_node_names()
-    with django_assert_num_queries(one):
+    with django_assert_num_queries(two):
         response = client.get("/inbox/")
-    assert response.content.decode().count('class="card inbox-card') == 30
+    page = response.content.decode()
+    assert page.count('class="card inbox-card') == 30
+    assert page.count("Release notes v1 ·") == page.count("Shipping v1 ·") == 15
+
+
+def test_the_list_alone_reads_neither_the_graph_filter_s_choices_nor_the_count(
+    client: Client, author: User, operator: User, approver: User
+) -> None:
+    slug, digest = frozen(author, gated(name="Review"))
+    waiting(author, operator, graph_hash=digest, document=slug)
+    signed_in(client, approver)
+    client.get("/inbox/")
+
+    inbox.forget_graph_choices()
+    with CaptureQueriesContext(connection) as full:
+        page = client.get("/inbox/").content.decode()
+    with CaptureQueriesContext(connection) as fragment:
+        answer = client.get("/inbox/", headers=HTMX)
+
+    # The whole page offers the graph and counts Mine in its navigation bar; the list that a
+    # filter or the live list asks for (htmx) swaps in the cards only.
+    assert f'<option value="{digest}"' in page
+    assert any("WITH RECURSIVE graphs" in query["sql"] for query in full.captured_queries)
+    assert any("COUNT(*)" in query["sql"] for query in full.captured_queries)
+    assert answer.status_code == 200
+    assert "<option" not in answer.content.decode()
+    assert answer.content.decode().count('class="card inbox-card') == 1
+    assert not any("WITH RECURSIVE graphs" in q["sql"] for q in fragment.captured_queries)
+    assert not any("COUNT(*)" in query["sql"] for query in fragment.captured_queries)
+
+
+def test_the_graph_filter_offers_a_graph_that_began_to_wait_within_seconds(
+    client: Client,
+    author: User,
+    operator: User,
+    approver: User,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr(graphs.time, "monotonic", lambda: clock[0])
+    _, first = frozen(author, gated(name="Review"), title="Desk")
+    waiting(author, operator, graph_hash=first)
+    signed_in(client, approver)
+    assert f'<option value="{first}"' in client.get("/inbox/").content.decode()
+
+    _, second = frozen(author, gated(prompt="Other?", publish="ship"), title="Shipping")
+    waiting(author, operator, graph_hash=second)
+    clock[0] += graphs.FRESH_FOR - 1
+    with CaptureQueriesContext(connection) as kept:
+        soon = client.get("/inbox/").content.decode()
+    clock[0] += 1
+    later = client.get("/inbox/").content.decode()
+
+    # Its card is there at once; the filter offers it when the process reads the choices again.
+    assert soon.count('class="card inbox-card') == 2
+    assert f'<option value="{second}"' not in soon
+    assert not any("WITH RECURSIVE graphs" in query["sql"] for query in kept.captured_queries)
+    assert f'<option value="{second}">Shipping v1 (' in later
 
 
 def test_each_item_a_run_waits_for_gets_its_own_card_and_is_resolved_alone(

@@ -31,7 +31,7 @@ cards decided at once), :mod:`.deadlines` (a card's reminder and due time, acted
 :mod:`.log`, :mod:`.entries` and :mod:`.exports` (the decision log).
 """
 
-from editor.services.inbox.graphs import GRAPH_CHOICES, graph_choices
+from editor.services.inbox.graphs import GRAPH_CHOICES, forget_graph_choices, graph_choices
 from editor.services.inbox.items import GraphChoice, InboxItem, suggested_limit, with_claim
 from editor.services.inbox.names import forget_node_names, node_names
 from editor.services.inbox.pending import (
@@ -46,6 +46,7 @@ __all__ = [
     "GRAPH_CHOICES",
     "GraphChoice",
     "InboxItem",
+    "forget_graph_choices",
     "forget_node_names",
     "graph_choices",
     "graph_titles",

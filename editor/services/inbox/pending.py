@@ -24,6 +24,7 @@ from editor.waiting import escalated_names
 
 __all__ = [
     "Claim",
+    "Label",
     "graph_titles",
     "items_of",
     "label_of",
@@ -50,9 +51,12 @@ def graph_titles(hashes: Iterable[str]) -> dict[str, list[tuple[int | None, str,
     return found
 
 
-def label_of(
-    run: Run, versions: dict[str, list[tuple[int | None, str, str, int]]]
-) -> tuple[str | None, str | None, int | None]:
+#: What the line above a card names: the run's document (slug, title) and the version number
+#: of its graph in it.
+Label = tuple[str | None, str | None, int | None]
+
+
+def label_of(run: Run, versions: dict[str, list[tuple[int | None, str, str, int]]]) -> Label:
     """The run's document (slug, title) and the version number of its graph in it; for a
     run started without a document, the first document that froze this graph."""
     frozen = versions.get(run.graph_id, [])
@@ -68,7 +72,7 @@ def label_of(
 def _item(
     run: Run,
     raw: dict[str, Any],
-    label: tuple[str | None, str | None, int | None],
+    label: Label,
     names: dict[str, str],
     claim: Claim | None = None,
     now: datetime | None = None,
@@ -140,19 +144,24 @@ def items_of(
     pairs: list[tuple[Run, dict[str, Any]]],
     claims: dict[tuple[str, int], Claim] | None = None,
     now: datetime | None = None,
+    *,
+    labels: dict[str, Label] | None = None,
 ) -> list[InboxItem]:
     """The items of these runs' pending entries, as cards show them (two queries at most: the
     versions of their graphs, and the names of the graphs this process has not met);
-    ``claims``: the live claims by ``(run, seq)``."""
+    ``claims``: the live claims by ``(run, seq)``; ``labels``: the label of the runs whose
+    caller read it (by run id): the versions are read for the others only."""
+    labels = labels or {}
     hashes = {run.graph_id for run, _ in pairs}
-    versions = graph_titles(hashes) if hashes else {}
+    unlabelled = {run.graph_id for run, _ in pairs if str(run.id) not in labels}
+    versions = graph_titles(unlabelled) if unlabelled else {}
     names = node_names(hashes) if hashes else {}
     claims = claims or {}
     return [
         _item(
             run,
             raw,
-            label_of(run, versions),
+            labels.get(str(run.id)) or label_of(run, versions),
             names.get(run.graph_id, {}),
             claims.get((str(run.id), int(raw.get("seq", 0)))),
             now,

@@ -23,15 +23,16 @@ bar's) is one ``COUNT`` with the same condition.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
-from editor.models import InboxCard, InboxCardName, Run, RunEvent
+from editor.models import InboxCard, InboxCardName, Run, RunEvent, Version
 from editor.services.access import ActingUser, can_operate
 from editor.services.errors import InvalidCursor, InvalidRequest, NotAllowed
 from editor.services.filters import start_of
@@ -61,10 +62,15 @@ _OPERATOR_KINDS = ("budget", "reconciliation")
 
 @dataclass(frozen=True, slots=True)
 class Person:
-    """Who asks, as the views read them: their name, groups and roles (read once)."""
+    """Who asks, as the views read them: their name, groups and roles (read once), and the
+    views' cards as built for them (a request that pages **Mine** and counts it builds its
+    condition once)."""
 
     decider: Decider
     operator: bool
+    built: dict[str, QuerySet[InboxCard, Any]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
 
     @property
     def pk(self) -> Any:
@@ -160,7 +166,11 @@ def cards_of(
     person: Person, view: str, filters: InboxFilter = NO_FILTER
 ) -> QuerySet[InboxCard, Any]:
     """The cards of ``view`` for ``person`` that ``filters`` keeps, unordered."""
-    return _filtered(InboxCard.objects.filter(_view(person, view)), filters)
+    if filters:
+        return _filtered(InboxCard.objects.filter(_view(person, view)), filters)
+    if view not in person.built:  # a queryset is never changed in place: each use is a copy
+        person.built[view] = InboxCard.objects.filter(_view(person, view))
+    return person.built[view]
 
 
 _ORDER = (F("due_at").asc(nulls_last=True), "opened_at", "id")
@@ -210,24 +220,42 @@ def waiting_cards(
             "claimed_by__username",
             "run__id",
             "run__graph",
-            "run__status",
             "run__document",
             "run__document__slug",
             "run__document__title",
             "run__approval_policy",
             "run__created_by",
         )
+        # Of the run's status, its open items only; and the version of its document that froze
+        # its graph (the label of a run with no document is read after: items_of).
+        .annotate(pending=KeyTransform("pending", "run__status"), version_number=_VERSION)
         .order_by(*_ORDER)[: limit + 1]
     )
     page = page_of(rows, limit, _cursor_key)
     now = timezone.now()
-    return Page(items_of(_pairs(page.items), _claims(page.items, now), now), page.next)
+    labels = {
+        str(card.run_id): (card.run.document.slug, card.run.document.title, card.version_number)
+        for card in page.items
+        if card.run.document is not None
+    }
+    items = items_of(_pairs(page.items), _claims(page.items, now), now, labels=labels)
+    return Page(items, page.next)
+
+
+#: The first version of a card's run's document that froze the run's graph.
+_VERSION = Subquery(
+    Version.objects.filter(
+        document_id=OuterRef("run__document_id"), graph_id=OuterRef("run__graph_id")
+    )
+    .order_by("number")
+    .values("number")[:1]
+)
 
 
 def _pairs(cards: list[InboxCard]) -> list[tuple[Run, dict[str, Any]]]:
     pairs = []
     for card in cards:
-        pending = (card.run.status or {}).get("pending") or []
+        pending = card.pending or []  # type: ignore[attr-defined]  # the annotation
         raw = next((item for item in pending if int(item.get("seq", -1)) == card.seq), None)
         if raw is not None:  # always: the card is written with the status it comes from
             pairs.append((card.run, raw))
