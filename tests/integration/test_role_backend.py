@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group, Permission, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from editor.roles import RoleBackend
+from editor.roles import RoleBackend, groups_and_roles
 from editor.services.access import can_approve, can_author, can_operate
 
 pytestmark = pytest.mark.django_db
@@ -87,3 +87,30 @@ def test_a_person_signs_in_through_it(client: object) -> None:
 
     assert answer.status_code == 302
     assert client.session["_auth_user_backend"] == "editor.roles.RoleBackend"  # type: ignore[attr-defined]
+
+
+def test_a_person_s_groups_and_roles_are_read_in_one_query_and_kept_for_the_request() -> None:
+    desk = Group.objects.create(name="desk")  # a group without permissions counts too
+    Group.objects.create(name="elsewhere")
+    person = _person("kim", "approvers", "desk", own=("operate",))
+
+    user = _fresh(person)
+    with CaptureQueriesContext(connection) as captured:
+        groups = groups_and_roles(user)
+        roles = (can_author(user), can_operate(user), can_approve(user))
+
+    assert groups == {"approvers", "desk"}
+    assert roles == (False, True, True)
+    assert len(captured.captured_queries) == 1
+    assert desk.permissions.count() == 0
+
+
+def test_groups_and_roles_hold_for_people_without_either() -> None:
+    nobody = _fresh(_person("lee"))
+    boss = _fresh(User.objects.create_superuser("chief", password="a-long-enough-password-1"))
+    boss.groups.add(Group.objects.get(name="authors"))
+
+    assert groups_and_roles(nobody) == frozenset()
+    assert (can_author(nobody), can_operate(nobody), can_approve(nobody)) == (False,) * 3
+    assert groups_and_roles(boss) == {"authors"}
+    assert can_operate(boss) and can_approve(boss)

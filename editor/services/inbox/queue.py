@@ -23,7 +23,8 @@ bar's) is one ``COUNT`` with the same condition.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -62,15 +63,10 @@ _OPERATOR_KINDS = ("budget", "reconciliation")
 
 @dataclass(frozen=True, slots=True)
 class Person:
-    """Who asks, as the views read them: their name, groups and roles (read once), and the
-    views' cards as built for them (a request that pages **Mine** and counts it builds its
-    condition once)."""
+    """Who asks, as the views read them: their name, groups and roles (read once)."""
 
     decider: Decider
     operator: bool
-    built: dict[str, QuerySet[InboxCard, Any]] = field(
-        default_factory=dict, compare=False, hash=False, repr=False
-    )
 
     @property
     def pk(self) -> Any:
@@ -166,11 +162,17 @@ def cards_of(
     person: Person, view: str, filters: InboxFilter = NO_FILTER
 ) -> QuerySet[InboxCard, Any]:
     """The cards of ``view`` for ``person`` that ``filters`` keeps, unordered."""
-    if filters:
-        return _filtered(InboxCard.objects.filter(_view(person, view)), filters)
-    if view not in person.built:  # a queryset is never changed in place: each use is a copy
-        person.built[view] = InboxCard.objects.filter(_view(person, view))
-    return person.built[view]
+    cards = _cards_in(person, view).all()  # a copy: the kept queryset is never read itself
+    return _filtered(cards, filters) if filters else cards
+
+
+@functools.lru_cache(maxsize=512)
+def _cards_in(person: Person, view: str) -> QuerySet[InboxCard, Any]:
+    """The cards of ``view`` for someone of ``person``'s name, groups and roles: their
+    condition built once a process (a person's pages each count their **Mine** for the
+    navigation bar, and the inbox pages it too). A queryset is read only through its copies,
+    like a view's class-level ``queryset``."""
+    return InboxCard.objects.filter(_view(person, view))
 
 
 _ORDER = (F("due_at").asc(nulls_last=True), "opened_at", "id")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from editor.engine.approvals import ROLE_GROUP, GatePolicy, authors_of, gate_policy_of
+from editor.roles import groups_and_roles
 from editor.services.access import can_approve
 from editor.services.errors import AlreadyVoted, FourEyes, NotAnApprover, ServiceError
 
@@ -46,10 +47,10 @@ class Decider:
 
 
 def decider(user: Any) -> Decider:
-    """``user`` as :func:`refusal` reads them: one query for their groups."""
+    """``user`` as :func:`refusal` reads them: one query for their groups and roles."""
     if not getattr(user, "is_authenticated", False):
         return Decider(None, "", frozenset(), approver=False)
-    groups = frozenset(user.groups.values_list("name", flat=True))
+    groups = groups_and_roles(user)
     return Decider(user.pk, str(user.get_username()), groups, approver=can_approve(user))
 
 
