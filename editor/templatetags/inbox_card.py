@@ -219,17 +219,15 @@ _AGE_UNITS = {unit: _Plural(unit) for unit in ("year", "month", "week", "day", "
 
 
 def _waited(item: Any) -> str:
-    since = item.waiting_since
-    text = "Waiting"
-    if since is not None:
-        age = timesince(since, item.moment, time_strings=_AGE_UNITS)  # type: ignore[arg-type]
-        text = f"Waiting for {escape(age)}"
-    if item.waiting_since_iso:
-        text += (
-            f', since <time datetime="{escape(item.waiting_since_iso)}" data-local-time>'
-            f"{escape(item.waiting_since_text)} UTC</time>"
-        )
-    return f'<p class="waited">{text}</p>'
+    since = item.waiting_since  # read once: each of the item's properties reads it again
+    if since is None:
+        return '<p class="waited">Waiting</p>'
+    age = timesince(since, item.moment, time_strings=_AGE_UNITS)  # type: ignore[arg-type]
+    return (
+        f'<p class="waited">Waiting for {escape(age)}, since <time datetime="'
+        f'{escape(since.isoformat())}" data-local-time>{since.strftime("%Y-%m-%d %H:%M")} UTC'
+        "</time></p>"
+    )
 
 
 def _facts(card: Any, item: Any) -> str:

@@ -168,18 +168,6 @@ class InboxItem:
         return event_time(self.suspended_at)
 
     @property
-    def waiting_since_text(self) -> str:
-        """``waiting_since`` as ``account/_time.html`` shows a moment, without the include
-        (the inbox's first page shows 50 of them)."""
-        moment = self.waiting_since
-        return moment.strftime("%Y-%m-%d %H:%M") if moment else ""
-
-    @property
-    def waiting_since_iso(self) -> str:
-        moment = self.waiting_since
-        return moment.isoformat() if moment else ""
-
-    @property
     def value_text(self) -> str:
         return pretty_json(self.value)
 

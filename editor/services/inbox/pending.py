@@ -4,9 +4,9 @@ budget or lost write, and paged by a cursor on ``(parked_at, run, seq)``; the pe
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -25,6 +25,8 @@ from editor.waiting import escalated_names
 __all__ = [
     "Claim",
     "Label",
+    "RunFacts",
+    "first_label",
     "graph_titles",
     "items_of",
     "label_of",
@@ -59,18 +61,41 @@ Label = tuple[str | None, str | None, int | None]
 def label_of(run: Run, versions: dict[str, list[tuple[int | None, str, str, int]]]) -> Label:
     """The run's document (slug, title) and the version number of its graph in it; for a
     run started without a document, the first document that froze this graph."""
-    frozen = versions.get(run.graph_id, [])
     if run.document is not None:
+        frozen = versions.get(run.graph_id, [])
         number = next((n for doc, _, _, n in frozen if doc == run.document_id), None)
         return run.document.slug, run.document.title, number
+    return first_label(run.graph_id, versions)
+
+
+def first_label(graph: str, versions: dict[str, list[tuple[int | None, str, str, int]]]) -> Label:
+    """The label of a run of ``graph`` started without a document: the first document that
+    froze the graph (none when none did)."""
+    frozen = versions.get(graph)
     if frozen:
         _, slug, title, number = frozen[0]
         return slug, title, number
     return None, None, None
 
 
+class RunFacts(Protocol):
+    """What an item reads of its run (a :class:`Run`, or a row of the inbox's page query)."""
+
+    @property
+    def id(self) -> Any: ...
+
+    @property
+    def graph_id(self) -> Any: ...
+
+    @property
+    def approval_policy(self) -> Any: ...
+
+    @property
+    def created_by_id(self) -> Any: ...
+
+
 def _item(
-    run: Run,
+    run: RunFacts,
     raw: dict[str, Any],
     label: Label,
     names: dict[str, str],
@@ -141,7 +166,7 @@ Claim = tuple[str | None, datetime | None, datetime | None]
 
 
 def items_of(
-    pairs: list[tuple[Run, dict[str, Any]]],
+    pairs: Sequence[tuple[RunFacts, dict[str, Any]]],
     claims: dict[tuple[str, int], Claim] | None = None,
     now: datetime | None = None,
     *,
@@ -150,24 +175,22 @@ def items_of(
     """The items of these runs' pending entries, as cards show them (two queries at most: the
     versions of their graphs, and the names of the graphs this process has not met);
     ``claims``: the live claims by ``(run, seq)``; ``labels``: the label of the runs whose
-    caller read it (by run id): the versions are read for the others only."""
+    caller read it (by run id; a run that is not a :class:`Run` must have its label there):
+    the versions are read for the others only."""
     labels = labels or {}
     hashes = {run.graph_id for run, _ in pairs}
     unlabelled = {run.graph_id for run, _ in pairs if str(run.id) not in labels}
     versions = graph_titles(unlabelled) if unlabelled else {}
     names = node_names(hashes) if hashes else {}
     claims = claims or {}
-    return [
-        _item(
-            run,
-            raw,
-            labels.get(str(run.id)) or label_of(run, versions),
-            names.get(run.graph_id, {}),
-            claims.get((str(run.id), int(raw.get("seq", 0)))),
-            now,
-        )
-        for run, raw in pairs
-    ]
+    items = []
+    for run, raw in pairs:
+        label = labels.get(str(run.id))
+        if label is None:
+            label = label_of(run, versions) if isinstance(run, Run) else (None, None, None)
+        claim = claims.get((str(run.id), int(raw.get("seq", 0))))
+        items.append(_item(run, raw, label, names.get(run.graph_id, {}), claim, now))
+    return items
 
 
 def _parked() -> Any:

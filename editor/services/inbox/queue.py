@@ -26,20 +26,20 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
-from editor.models import InboxCard, InboxCardName, Run, RunEvent, Version
+from editor.models import InboxCard, InboxCardName, RunEvent, Version
 from editor.services.access import ActingUser, can_operate
 from editor.services.errors import InvalidCursor, InvalidRequest, NotAllowed
 from editor.services.filters import start_of
 from editor.services.inbox.filters import NO_FILTER, InboxFilter
 from editor.services.inbox.items import InboxItem
-from editor.services.inbox.pending import Claim, items_of
+from editor.services.inbox.pending import Claim, Label, first_label, graph_titles, items_of
 from editor.services.paging import DEFAULT_LIMIT, Page, decode_cursor, page_of
 from editor.services.runs.approvals import Decider, decider
 
@@ -191,8 +191,8 @@ def _after(cursor: str) -> Q:
     return Q(due_at__gt=due_at) | Q(due_at__isnull=True) | (Q(due_at=due_at) & later)
 
 
-def _cursor_key(card: InboxCard) -> list[Any]:
-    return [card.due_at.isoformat() if card.due_at else "", card.opened_at.isoformat(), card.pk]
+def _cursor_key(row: Any) -> list[Any]:
+    return [row.due_at.isoformat() if row.due_at else "", row.opened_at.isoformat(), row.id]
 
 
 def waiting_cards(
@@ -210,39 +210,74 @@ def waiting_cards(
     if cursor is not None:
         cards = cards.filter(_after(cursor))
     rows = list(
-        cards.select_related("run", "run__document", "claimed_by")
-        .only(
-            "id",
-            "run_id",
-            "seq",
-            "due_at",
-            "opened_at",
-            "claimed_at",
-            "claim_until",
-            "claimed_by__username",
-            "run__id",
-            "run__graph",
-            "run__document",
-            "run__document__slug",
-            "run__document__title",
-            "run__approval_policy",
-            "run__created_by",
+        cards.annotate(
+            graph=F("run__graph_id"),
+            document_id=F("run__document_id"),
+            slug=F("run__document__slug"),
+            title=F("run__document__title"),
+            policy=F("run__approval_policy"),
+            run_starter=F("run__created_by_id"),
+            claimer=F("claimed_by__username"),
+            # Of the run's status, its open items only.
+            pending=KeyTransform("pending", "run__status"),
+            version_number=_VERSION,
         )
-        # Of the run's status, its open items only; and the version of its document that froze
-        # its graph (the label of a run with no document is read after: items_of).
-        .annotate(pending=KeyTransform("pending", "run__status"), version_number=_VERSION)
-        .order_by(*_ORDER)[: limit + 1]
+        .order_by(*_ORDER)
+        .values_list(*_COLUMNS, named=True)[: limit + 1]
     )
     page = page_of(rows, limit, _cursor_key)
     now = timezone.now()
-    labels = {
-        str(card.run_id): (card.run.document.slug, card.run.document.title, card.version_number)
-        for card in page.items
-        if card.run.document is not None
-    }
-    items = items_of(_pairs(page.items), _claims(page.items, now), now, labels=labels)
-    return Page(items, page.next)
+    graphs = {row.graph for row in page.items if row.document_id is None}
+    versions = graph_titles(graphs) if graphs else {}  # a run started without a document
+    pairs: list[tuple[_CardRun, dict[str, Any]]] = []
+    labels: dict[str, Label] = {}
+    claims: dict[tuple[str, int], Claim] = {}
+    for row in page.items:
+        raw = next(
+            (item for item in row.pending or () if int(item.get("seq", -1)) == row.seq), None
+        )
+        if raw is None:  # never: the card is written with the status it comes from
+            continue
+        run = _CardRun(str(row.run_id), row.graph, row.policy, row.run_starter)
+        pairs.append((run, raw))
+        if row.document_id is not None:
+            labels[run.id] = (row.slug, row.title, row.version_number)
+        else:
+            labels[run.id] = first_label(row.graph, versions)
+        if row.claimer is not None and row.claim_until is not None and row.claim_until > now:
+            claims[(run.id, row.seq)] = (row.claimer, row.claimed_at, row.claim_until)
+    return Page(items_of(pairs, claims, now, labels=labels), page.next)
 
+
+class _CardRun(NamedTuple):
+    """What a card's item reads of its run (``pending.RunFacts``), from the page's row."""
+
+    id: str
+    graph_id: str
+    approval_policy: Any
+    created_by_id: Any
+
+
+#: The page query's columns: the card's, its run's and document's, who claimed it, and the
+#: annotations of :func:`waiting_cards`.
+_COLUMNS = (
+    "id",
+    "run_id",
+    "seq",
+    "due_at",
+    "opened_at",
+    "claimed_at",
+    "claim_until",
+    "claimer",
+    "graph",
+    "document_id",
+    "slug",
+    "title",
+    "version_number",
+    "policy",
+    "run_starter",
+    "pending",
+)
 
 #: The first version of a card's run's document that froze the run's graph.
 _VERSION = Subquery(
@@ -252,24 +287,6 @@ _VERSION = Subquery(
     .order_by("number")
     .values("number")[:1]
 )
-
-
-def _pairs(cards: list[InboxCard]) -> list[tuple[Run, dict[str, Any]]]:
-    pairs = []
-    for card in cards:
-        pending = card.pending or []  # type: ignore[attr-defined]  # the annotation
-        raw = next((item for item in pending if int(item.get("seq", -1)) == card.seq), None)
-        if raw is not None:  # always: the card is written with the status it comes from
-            pairs.append((card.run, raw))
-    return pairs
-
-
-def _claims(cards: list[InboxCard], now: datetime) -> dict[tuple[str, int], Claim]:
-    return {
-        (str(card.run_id), card.seq): (card.claimed_by.username, card.claimed_at, card.claim_until)
-        for card in cards
-        if card.claimed_by is not None and card.claim_until is not None and card.claim_until > now
-    }
 
 
 def mine_count(user: ActingUser, person: Person | None = None) -> int:
