@@ -36,10 +36,16 @@ def ensure_role_groups(using: str = "default") -> None:
 
 
 class RoleBackend(ModelBackend):
-    """Django's ``ModelBackend``, whose permissions of a person (``has_perm``: what
-    ``editor.services.access`` asks) are read in one query, their own and their groups'
-    together, instead of two. Every page that checks a role asks once a request (the inbox's
-    asks two: may they approve, do they operate)."""
+    """Django's ``ModelBackend`` for permissions only: a person's own and their groups' read in
+    one query instead of two (every page that checks a role asks once a request). It signs no
+    one in: ``ModelBackend``, listed after it, checks passwords, so sessions keep naming the
+    backend that signed them in, and when this one answers no to ``has_perm``, ``ModelBackend``
+    answers from the permissions this one kept (no query)."""
+
+    def authenticate(
+        self, request: Any, username: Any = None, password: Any = None, **kw: Any
+    ) -> None:
+        return None
 
     def get_all_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
         if not user_obj.is_active or user_obj.is_anonymous or obj is not None:

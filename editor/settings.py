@@ -356,12 +356,12 @@ X_FRAME_OPTIONS = "DENY"
 # they came from, until 15 minutes pass without a failure; a success clears both counts.
 # django-axes keeps the counts in the database, so every web process on every machine shares
 # them. Only the sign-in forms are counted: API tokens never pass through authenticate().
-# Then Django's own password check, whose roles (permissions) are read in one query
-# (editor.roles.RoleBackend; a session signed in under the ModelBackend that came before it is
-# asked to sign in again, once).
+# Then a person's roles (permissions) read in one query (editor.roles.RoleBackend, which signs
+# no one in), and Django's own password check.
 AUTHENTICATION_BACKENDS = [
     "editor.sign_in.SignInLimitBackend",
     "editor.roles.RoleBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_TIME = timedelta(minutes=15)

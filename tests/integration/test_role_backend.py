@@ -78,15 +78,21 @@ def test_an_inactive_person_holds_no_role_and_a_superuser_holds_every_one() -> N
     } <= RoleBackend().get_all_permissions(_fresh(boss))
 
 
-def test_a_person_signs_in_through_it(client: object) -> None:
+def test_a_person_signs_in_with_django_s_password_check(client: object) -> None:
     _person("joy", "approvers")
 
     answer = client.post(  # type: ignore[attr-defined]
         "/accounts/login/", {"username": "joy", "password": "a-long-enough-password-1"}
     )
 
+    # Django's password check signs them in (sessions name it); the role backend only reads.
     assert answer.status_code == 302
-    assert client.session["_auth_user_backend"] == "editor.roles.RoleBackend"  # type: ignore[attr-defined]
+    backend = client.session["_auth_user_backend"]  # type: ignore[attr-defined]
+    assert backend == "django.contrib.auth.backends.ModelBackend"
+    assert (
+        RoleBackend().authenticate(None, username="joy", password="a-long-enough-password-1")
+        is None
+    )
 
 
 def test_a_person_s_groups_and_roles_are_read_in_one_query_and_kept_for_the_request() -> None:

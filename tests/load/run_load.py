@@ -191,7 +191,7 @@ def setup_issue20(spec: dict[str, Any], groups: dict[str, Any], reader: Any, tex
     def session_of(person: Any) -> str:
         # Signed in without a password check: hashing a password per user would take minutes.
         browser = Client()
-        browser.force_login(person, backend="editor.roles.RoleBackend")
+        browser.force_login(person, backend="django.contrib.auth.backends.ModelBackend")
         return browser.cookies["sessionid"].value
 
     def quick_user(name: str, *roles: str) -> Any:
