@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group, Permission
-from django.db.models import CharField, Q, Value
+from django.db.models import CharField, Value
 
 __all__ = ["ROLES", "RoleBackend", "ensure_role_groups", "groups_and_roles"]
 
@@ -51,7 +51,11 @@ class RoleBackend(ModelBackend):
         if not user_obj.is_active or user_obj.is_anonymous or obj is not None:
             return set()
         if not hasattr(user_obj, _CACHE):
-            setattr(user_obj, _CACHE, _permissions(user_obj))
+            if user_obj.is_superuser:
+                every = Permission.objects.values_list("content_type__app_label", "codename")
+                setattr(user_obj, _CACHE, {f"{app}.{code}" for app, code in every.order_by()})
+            else:
+                _read_groups_and_roles(user_obj)
         cached: set[str] = getattr(user_obj, _CACHE)
         return cached
 
@@ -68,6 +72,11 @@ def groups_and_roles(user: Any) -> frozenset[str]:
     """
     if hasattr(user, _CACHE) or user.is_superuser or not user.is_active:
         return frozenset(user.groups.values_list("name", flat=True))
+    return _read_groups_and_roles(user)
+
+
+def _read_groups_and_roles(user: Any) -> frozenset[str]:
+    """``user``'s groups; their permissions and the user's own kept (one query)."""
     fields = ("permissions__content_type__app_label", "permissions__codename")
     held = Group.objects.filter(user=user).values_list("name", *fields).order_by()
     own = Permission.objects.filter(user=user).values_list(
@@ -81,11 +90,3 @@ def groups_and_roles(user: Any) -> frozenset[str]:
             permissions.add(f"{app_label}.{codename}")
     setattr(user, _CACHE, permissions)
     return frozenset(groups)
-
-
-def _permissions(user: Any) -> set[str]:
-    held = Permission.objects.all()
-    if not user.is_superuser:
-        held = held.filter(Q(user=user) | Q(group__user=user)).distinct()
-    rows = held.values_list("content_type__app_label", "codename").order_by()
-    return {f"{app_label}.{codename}" for app_label, codename in rows}

@@ -265,9 +265,7 @@ def _filled(made: FieldView, schema: Any, value: Any, has_value: bool) -> FieldV
 _Shape = tuple[tuple[str, Any, FieldView], ...]
 
 
-@functools.lru_cache(maxsize=64)
-def _shape_of(text: str, decision: bool) -> _Shape | None:
-    schema = json.loads(text)
+def _built_shape(schema: Any, decision: bool) -> _Shape | None:
     layout = _layout(schema, decision)
     if layout is None:
         return None
@@ -276,16 +274,18 @@ def _shape_of(text: str, decision: bool) -> _Shape | None:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _shape_of(text: str, decision: bool) -> _Shape | None:
+    return _built_shape(json.loads(text), decision)
+
+
 def _shape(schema: Any, decision: bool) -> _Shape | None:
     """The fields of ``schema`` before a value fills them, built once per schema (a page of
     cards mostly shows a few gates: each card of a gate has its schema)."""
     try:
         text = json.dumps(schema, ensure_ascii=False)
     except (TypeError, ValueError):  # not JSON: no key to keep it under
-        layout = _layout(schema, decision)
-        if layout is None:
-            return None
-        return tuple((key, sub, _field(key, sub, req, kind)) for key, sub, req, kind in layout)
+        return _built_shape(schema, decision)
     return _shape_of(text, decision)
 
 

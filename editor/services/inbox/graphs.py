@@ -9,7 +9,6 @@ it at once); one whose last card was just decided, for a few seconds more.
 
 from __future__ import annotations
 
-import threading
 import time
 
 from django.db import connection
@@ -24,7 +23,7 @@ GRAPH_CHOICES = 100
 #: How long (seconds) a process keeps the choices it read.
 FRESH_FOR = 10.0
 
-_lock = threading.Lock()
+#: When the choices were read, and what they were (a tuple is replaced whole: no lock).
 _kept: tuple[float, list[GraphChoice]] | None = None
 
 
@@ -61,16 +60,14 @@ def graph_choices() -> list[GraphChoice]:
     if kept is not None and now - kept[0] < FRESH_FOR:
         return list(kept[1])
     choices = _read_choices()
-    with _lock:
-        _kept = (now, choices)
+    _kept = (now, choices)
     return list(choices)
 
 
 def forget_graph_choices() -> None:
     """Read the choices again on the next page (tests: each starts from what it made)."""
     global _kept
-    with _lock:
-        _kept = None
+    _kept = None
 
 
 def _read_choices() -> list[GraphChoice]:
