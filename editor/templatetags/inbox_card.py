@@ -219,7 +219,7 @@ _AGE_UNITS = {unit: _Plural(unit) for unit in ("year", "month", "week", "day", "
 
 
 def _waited(item: Any) -> str:
-    since = item.waiting_since  # read once: each of the item's properties reads it again
+    since = item.waiting_since  # a property that parses the recorded time: read once
     if since is None:
         return '<p class="waited">Waiting</p>'
     age = timesince(since, item.moment, time_strings=_AGE_UNITS)  # type: ignore[arg-type]

@@ -16,9 +16,10 @@ view        keeps
 
 Cards are sorted by due time (no due time last), then oldest first, and paged by a cursor on
 that order. A page is a constant number of queries however many cards wait: the cards with
-their runs and documents, the person's groups and roles, the versions of the page's graphs,
+what they show of their runs and documents (one query), the person's groups and roles (one),
+the versions that label the runs started without a document (only when the page has some),
 and (the first time a process meets a graph) its names. The count of **Mine** (the navigation
-bar's) is one ``COUNT`` with the same condition.
+bar's) is one ``COUNT`` with the same condition, built once a process for the same person.
 """
 
 from __future__ import annotations
